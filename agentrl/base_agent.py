@@ -102,18 +102,6 @@ def _pad(rows: list[list], value) -> torch.Tensor:
     return torch.tensor([r + [value] * (width - len(r)) for r in rows])
 
 
-def _length_bucketed_batches(tok: Tokenizer, config: PretrainConfig, rng: random.Random, exclude):
-    """config.steps batches of fresh demonstrations; each pool of 8 batches is sorted by length
-    (less padding), and its batches are shuffled."""
-    pool = 8
-    for _ in range(0, config.steps, pool):
-        demos = sorted((demonstration(random_task(rng, exclude), tok, config.demos, rng)
-                        for _ in range(pool * config.batch_size)), key=lambda d: len(d[0]))
-        batches = [demos[i:i + config.batch_size] for i in range(0, len(demos), config.batch_size)]
-        rng.shuffle(batches)
-        yield from batches
-
-
 def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig, log=None) -> TinyAgent:
     """Supervised learning on demonstrations, on one thread, deterministically."""
     threads = torch.get_num_threads()
@@ -127,7 +115,9 @@ def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConf
         opt = torch.optim.Adam(model.parameters(), lr=config.lr)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda step: min(1.0, (step + 1) / 50) * (0.1 + 0.9 * (1 - step / config.steps)))
-        for step, demos in enumerate(_length_bucketed_batches(tok, config, rng, exclude)):
+        for step in range(config.steps):
+            demos = [demonstration(random_task(rng, exclude), tok, config.demos, rng)
+                     for _ in range(config.batch_size)]
             ids = _pad([d[0] for d in demos], tok.pad_id)
             mask = _pad([d[1] for d in demos], False)[:, 1:].float()  # [B, T-1]
             loss = -masked_mean(token_log_probs(model(ids), ids), mask)
@@ -192,8 +182,8 @@ def save_atomically(obj, path: Path) -> None:
 
 def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None,
                     model_config: TinyAgentConfig | None = None, config: PretrainConfig = PretrainConfig()) -> Path:
-    model_config = model_config or TinyAgentConfig(vocab_size=len(tok))
-    key = cache_key(tok, model_config, config)
+    """Where the base agent of this tokenizer and these configs is cached."""
+    key = cache_key(tok, model_config or TinyAgentConfig(vocab_size=len(tok)), config)
     return Path(cache_dir or default_cache_dir()) / f'base-agent-{key}.pt'
 
 
@@ -203,7 +193,7 @@ def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None,
     """The pretrained base agent: loaded from the cache, or trained once and cached."""
     model_config = model_config or TinyAgentConfig(vocab_size=len(tok))
     key = cache_key(tok, model_config, config)
-    path = Path(cache_dir or default_cache_dir()) / f'base-agent-{key}.pt'
+    path = base_agent_path(tok, cache_dir, model_config, config)
     model = _load(path, key, model_config)
     if model is None:
         start = time.perf_counter()
