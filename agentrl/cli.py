@@ -2,13 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
 import torch
 
-from .base_agent import make_base_agent
+from .base_agent import load_base_agent, make_base_agent, save_base_agent
 from .calibration import episode_statistics, per_task_pass_rates, sample_tasks
+from .config import TrainConfig
+from .experiments import EXPERIMENTS, run_experiment
+from .runio import provenance, write_run
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
+from .trainer import train
 
 
 def base_stats(args: argparse.Namespace) -> None:
@@ -26,14 +33,97 @@ def base_stats(args: argparse.Namespace) -> None:
         print('         per task: ' + ' '.join(f'{name} {rate:.2f}' for name, rate in per_task_pass_rates(trajs).items()))
 
 
+def load_config(path: str, seed: int) -> TrainConfig:
+    """A TrainConfig from a JSON file of its fields, with the seed given apart."""
+    try:
+        values = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise SystemExit(f'agentrl: cannot read config {path}: {error}')
+    if not isinstance(values, dict):
+        raise SystemExit(f'agentrl: config {path} must be a JSON object of TrainConfig fields')
+    try:
+        return TrainConfig.from_dict({**values, 'seed': seed})
+    except (TypeError, ValueError) as error:
+        raise SystemExit(f'agentrl: bad config {path}: {error}')
+
+
+def base_agent(args: argparse.Namespace):
+    """The tokenizer and the base agent: from --base (an exported file) or the cache."""
+    tok = build_tokenizer(make_tasks('all'))
+    if args.base is None:
+        return tok, make_base_agent(tok, cache_dir=args.cache_dir)
+    try:
+        return tok, load_base_agent(args.base, tok)
+    except ValueError as error:
+        raise SystemExit(f'agentrl: {error}; export it again with `python -m agentrl base-agent --out {args.base}`')
+
+
+def export_base_agent(args: argparse.Namespace) -> None:
+    """Train (or load from the cache) the base agent and export it to a fixed path."""
+    torch.set_num_threads(1)
+    tok = build_tokenizer(make_tasks('all'))
+    save_base_agent(make_base_agent(tok, cache_dir=args.cache_dir), tok, args.out)
+    print(f'base agent exported to {args.out}')
+
+
+def train_run(args: argparse.Namespace) -> None:
+    """One trainer run from an explicit config file and seed, written to a run directory."""
+    torch.set_num_threads(1)
+    config = load_config(args.config, args.seed)
+    tok, base = base_agent(args)
+    result = train(base, tok, config, log=lambda line: print(line, file=sys.stderr, flush=True))
+    meta = dict(kind='train', name=Path(args.config).stem, seed=args.seed, config=config.to_dict(),
+                summary=result.summary, provenance=provenance(result.summary['wall_s']))
+    write_run(args.out, meta, dict(iterations=result.iterations, epochs=result.epochs,
+                                   minibatches=result.minibatches))
+    s = result.summary
+    print(f'{args.out}: pass train {s["pass_train"]:.3f} held-out {s["pass_heldout"]:.3f} | '
+          f'{s["gradient_steps"]} gradient steps | diverged {s["diverged"]} | {s["wall_s"]:.1f} s')
+
+
+CACHE_HELP = 'base-agent cache (default $AGENTRL_CACHE_DIR or ~/.cache/agentrl)'
+
+
+def add_base_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--base', default=None, help='an exported base agent (python -m agentrl base-agent)')
+    parser.add_argument('--cache-dir', default=None, help=CACHE_HELP)
+
+
+def experiment_run(args: argparse.Namespace) -> None:
+    """One chapter experiment (agentrl.experiments) for one seed, its records written to a run directory."""
+    torch.set_num_threads(1)
+    tok, base = base_agent(args)
+    records, summary = run_experiment(args.name, base, tok, args.seed)
+    meta = dict(kind='experiment', name=args.name, seed=args.seed, summary=summary,
+                provenance=provenance(summary['wall_s']))
+    write_run(args.out, meta, dict(records=records))
+    print(f'{args.out}: {summary["records"]} records of {", ".join(summary["tables"])} | {summary["wall_s"]:.1f} s')
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog='agentrl', description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
     stats = commands.add_parser('base-stats', help='sample the base agent and print its statistics')
     stats.add_argument('--episodes-per-task', type=int, default=16)
     stats.add_argument('--seed', type=int, default=0)
-    stats.add_argument('--cache-dir', default=None, help='base-agent cache (default $AGENTRL_CACHE_DIR '
-                                                         'or ~/.cache/agentrl)')
+    stats.add_argument('--cache-dir', default=None, help=CACHE_HELP)
     stats.set_defaults(run=base_stats)
+    export = commands.add_parser('base-agent', help='export the base agent to a file (trains it once)')
+    export.add_argument('--out', required=True)
+    export.add_argument('--cache-dir', default=None, help=CACHE_HELP)
+    export.set_defaults(run=export_base_agent)
+    run = commands.add_parser('train', help='one trainer run from a config file and a seed')
+    run.add_argument('--config', required=True, help='JSON file of TrainConfig fields')
+    run.add_argument('--seed', type=int, required=True)
+    run.add_argument('--out', required=True, help='run directory to write')
+    add_base_arguments(run)
+    run.set_defaults(run=train_run)
+    experiment = commands.add_parser('experiment', help='one chapter experiment (tables outside the trainer) '
+                                                        'for one seed')
+    experiment.add_argument('name', choices=list(EXPERIMENTS), help='the experiment to run')
+    experiment.add_argument('--seed', type=int, required=True)
+    experiment.add_argument('--out', required=True, help='run directory to write')
+    add_base_arguments(experiment)
+    experiment.set_defaults(run=experiment_run)
     args = parser.parse_args(argv)
     args.run(args)

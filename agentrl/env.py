@@ -1,7 +1,7 @@
 """BugFixEnv: one episode of one task, played through a small tool language.
 
 Actions (one per turn, words separated by spaces):
-    test                 -> 'pass', or 'fail ARGS Lk LINE': the first failing input and the
+    test                 -> 'pass', or 'fail a=1 b=2 Lk LINE': the first failing input and the
                             first line whose state differs from the reference program's
     edit Lk OLD NEW      -> 'ok Lk LINE' (the new line), replacing the first OLD at an editable
                             position of line k by NEW of the same kind
@@ -89,7 +89,8 @@ class BugFixEnv:
             value, trace = run(self.program, self.task.params, args)
             if value is None or value != reference[-1][1]:
                 k = first_difference(trace, reference) + 1
-                return f'fail {" ".join(map(str, args))} L{k} {self.program[k - 1].text}'
+                case = ' '.join(f'{name}={value}' for name, value in zip(self.task.params, args))
+                return f'fail {case} L{k} {self.program[k - 1].text}'
         return 'pass'
 
     def _edit(self, k: int, old: str, new: str) -> str:

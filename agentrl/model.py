@@ -33,18 +33,47 @@ class TinyAgentConfig:
 
 
 class KVCache:
-    """Keys and values of every layer, preallocated: k, v [B, H, max_len, D]; `length` filled."""
+    """Keys and values of every layer, preallocated: k, v [B, H, max_len, D]; row b holds lengths[b] positions.
+
+    Rows advance independently: each forward appends a different number of tokens to each row.
+    """
 
     def __init__(self, config: TinyAgentConfig, batch: int):
         shape = (batch, config.n_heads, config.max_len, config.d_model // config.n_heads)
-        self.keys = [torch.empty(shape) for _ in range(config.n_layers)]
-        self.values = [torch.empty(shape) for _ in range(config.n_layers)]
-        self.length = 0
+        self.keys = [torch.zeros(shape) for _ in range(config.n_layers)]  # zeros: masked slots must stay finite
+        self.values = [torch.zeros(shape) for _ in range(config.n_layers)]
+        self.lengths = torch.zeros(batch, dtype=torch.long)
 
     def keep(self, rows: torch.Tensor) -> None:
-        """Drop every sequence not in rows (a [B'] index), e.g. finished episodes."""
-        self.keys = [k.index_select(0, rows) for k in self.keys]
-        self.values = [v.index_select(0, rows) for v in self.values]
+        """Keep only the sequences in rows (a [B'] index, e.g. the unfinished episodes), in place:
+        the filled part of each kept row moves to the front of the buffers."""
+        filled = int(self.lengths.max())
+        for buffer in self.keys + self.values:
+            buffer[:len(rows), :, :filled] = buffer[rows, :, :filled]
+        self.keys = [k[:len(rows)] for k in self.keys]
+        self.values = [v[:len(rows)] for v in self.values]
+        self.lengths = self.lengths[rows]
+
+
+@dataclass
+class Appending:
+    """Where a cached forward's N flat tokens go: row b appends counts[b] tokens to its sequence."""
+    rows: torch.Tensor  # [N] batch row of each token
+    steps: torch.Tensor  # [N] its index among its row's new tokens
+    positions: torch.Tensor  # [N] its absolute position
+    visible: torch.Tensor  # [B, 1, T, end] cache positions each (row, step) query may attend to; T = max count
+    end: int  # cache positions in use after the forward
+
+    @classmethod
+    def plan(cls, cache: KVCache, counts: torch.Tensor, max_len: int) -> 'Appending':
+        end = int((cache.lengths + counts).max())
+        if end > max_len:
+            raise ValueError(f'sequence of {end} tokens exceeds max_len={max_len}')
+        T = int(counts.max())
+        rows, steps = (torch.arange(T)[None, :] < counts[:, None]).nonzero(as_tuple=True)  # row-major
+        query_positions = cache.lengths[:, None] + torch.arange(T)  # [B, T]
+        visible = (torch.arange(end)[None, None, :] <= query_positions[:, :, None])[:, None]  # causal per row
+        return cls(rows, steps, cache.lengths[rows] + steps, visible, end)
 
 
 def rotary_tables(config: TinyAgentConfig, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -55,7 +84,7 @@ def rotary_tables(config: TinyAgentConfig, base: float = 10000.0) -> tuple[torch
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate channel pairs of x [B, H, T, D] by position angles cos, sin [T, D/2]."""
+    """Rotate channel pairs of x [..., D] by position angles cos, sin (broadcastable to [..., D/2])."""
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
@@ -68,21 +97,28 @@ class Attention(nn.Module):
         self.proj = nn.Linear(config.d_model, config.d_model)
 
     def forward(self, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor], cache: KVCache | None,
-                layer: int) -> torch.Tensor:
-        """x [B, T, C] -> [B, T, C]; rotary: cos, sin [T, D/2]; with a cache, x continues the cached sequence."""
-        B, T, C = x.shape
-        q, k, v = (z.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
-                   for z in self.qkv(x).split(C, dim=-1))  # [B, H, T, D]
-        q, k = rotate(q, *rotary), rotate(k, *rotary)
+                appending: Appending | None, layer: int) -> torch.Tensor:
+        """Whole sequences x [B, T, C] -> [B, T, C] (rotary cos, sin [T, D/2]); or, with a cache, flat new
+        tokens x [N, C] -> [N, C] (rotary [N, 1, D/2]) placed as `appending` says."""
+        C, H = x.shape[-1], self.n_heads
+        q, k, v = self.qkv(x).split(C, dim=-1)
         if cache is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        else:
-            start, end = cache.length, cache.length + T
-            cache.keys[layer][:, :, start:end], cache.values[layer][:, :, start:end] = k, v
-            k, v = cache.keys[layer][:, :, :end], cache.values[layer][:, :, :end]
-            causal = torch.ones(T, end, dtype=torch.bool).tril(start) if T > 1 else None
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
-        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+            B, T = x.shape[:2]
+            q, k, v = (z.view(B, T, H, C // H).transpose(1, 2) for z in (q, k, v))  # [B, H, T, D]
+            y = F.scaled_dot_product_attention(rotate(q, *rotary), rotate(k, *rotary), v, is_causal=True)
+            return self.proj(y.transpose(1, 2).reshape(B, T, C))
+        at = appending
+        q, k, v = (z.view(-1, H, C // H) for z in (q, k, v))  # [N, H, D]
+        q, k = rotate(q, *rotary), rotate(k, *rotary)
+        cache.keys[layer][at.rows, :, at.positions] = k
+        cache.values[layer][at.rows, :, at.positions] = v
+        B, T = at.visible.shape[0], at.visible.shape[2]
+        queries = q.new_zeros(B, T, H, C // H)
+        queries[at.rows, at.steps] = q
+        keys, values = cache.keys[layer][:, :, :at.end], cache.values[layer][:, :, :at.end]  # [B, H, end, D]
+        scores = (queries.transpose(1, 2) @ keys.transpose(-2, -1)) * (C // H) ** -0.5  # [B, H, T, end]
+        y = scores.masked_fill(~at.visible, float('-inf')).softmax(-1) @ values  # [B, H, T, D]
+        return self.proj(y.transpose(1, 2)[at.rows, at.steps].reshape(-1, C))
 
 
 class Block(nn.Module):
@@ -94,8 +130,8 @@ class Block(nn.Module):
                                  nn.Linear(config.d_ff, config.d_model))
 
     def forward(self, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor], cache: KVCache | None,
-                layer: int) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x), rotary, cache, layer)
+                appending: Appending | None, layer: int) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x), rotary, cache, appending, layer)
         return x + self.mlp(self.ln2(x))
 
 
@@ -112,17 +148,22 @@ class Trunk(nn.Module):
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)
 
-    def forward(self, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        start = 0 if cache is None else cache.length
-        if start + ids.shape[1] > self.config.max_len:
-            raise ValueError(f'sequence of {start + ids.shape[1]} tokens exceeds max_len={self.config.max_len}')
-        end = start + ids.shape[1]
-        rotary = self.cos[start:end], self.sin[start:end]
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None,
+                counts: torch.Tensor | None = None) -> torch.Tensor:
+        """Whole sequences ids [B, T] -> hidden [B, T, C]; or, with a cache, new tokens ids [N] (row b's
+        counts[b] tokens, row after row) appended to each row's cached sequence -> hidden [N, C]."""
+        if cache is None:
+            if ids.shape[1] > self.config.max_len:
+                raise ValueError(f'sequence of {ids.shape[1]} tokens exceeds max_len={self.config.max_len}')
+            appending, rotary = None, (self.cos[:ids.shape[1]], self.sin[:ids.shape[1]])  # [T, D/2]
+        else:
+            appending = Appending.plan(cache, counts, self.config.max_len)
+            rotary = self.cos[appending.positions][:, None], self.sin[appending.positions][:, None]  # [N, 1, D/2]
         x = self.tok_emb(ids)
         for layer, block in enumerate(self.blocks):
-            x = block(x, rotary, cache, layer)
+            x = block(x, rotary, cache, appending, layer)
         if cache is not None:
-            cache.length += ids.shape[1]
+            cache.lengths += counts
         return self.ln_f(x)
 
 
@@ -134,9 +175,19 @@ class TinyAgent(nn.Module):
         self.config = config
         self.trunk = Trunk(config)
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.lm_head.weight = self.trunk.tok_emb.weight  # tied: copying a token from the context is free
 
-    def forward(self, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        return self.lm_head(self.trunk(ids, cache))
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.logits(self.trunk(ids))
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Hidden states [..., C] -> logits [..., V]."""
+        return self.lm_head(hidden) * self.config.d_model ** -0.5  # tied N(0, 1) rows: unit scale
+
+    def next_token_logits(self, ids: torch.Tensor, counts: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Append counts[b] new tokens to row b of the cache (ids [N], row after row) -> logits after
+        each row's last one [B, V]."""
+        return self.logits(self.trunk(ids, cache, counts)[counts.cumsum(0) - 1])
 
 
 class Critic(nn.Module):

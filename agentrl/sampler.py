@@ -1,8 +1,9 @@
-"""The lockstep sampler: many episodes at once, one token per episode per step, with a KV cache.
+"""The lockstep sampler: many episodes at once, one sampled token per episode per step, with a KV cache.
 
-Every live episode advances by one token per step, so all rows share one cache position. A
-row's next token is forced (prompt, tool answer) or sampled at temperature 1 (a policy token);
-an episode that ends leaves the batch. One generator drives all randomness.
+Each step, every live episode feeds the model the tokens it has not fed yet (its last sampled
+token, and after an action the tool's answer) and samples its next policy token at temperature
+1; the cache rows advance by different amounts. An episode that ends leaves the batch. One
+generator drives all randomness.
 """
 from __future__ import annotations
 
@@ -34,36 +35,35 @@ class Trajectory:
 
 
 class _Episode:
-    """Sampling state of one episode: its trajectory, forced tokens still to feed, the action so far."""
+    """Sampling state of one episode: its trajectory, the tokens not yet fed to the model, the action so far."""
 
     def __init__(self, env: BugFixEnv, task: Task, tok: Tokenizer):
         self.env, self.tok = env, tok
         prompt = [tok.bos_id] + tok.encode(env.reset(task)) + [tok.eot_id]
-        self.traj = Trajectory(task, prompt, [False] * len(prompt), [0.0] * len(prompt))
-        self.forced: list[int] = []
-        self.action: list[int] = []
+        self.traj = Trajectory(task, list(prompt), [False] * len(prompt), [0.0] * len(prompt))
+        self.unfed, self.action = prompt, []
 
     def take_sampled(self, token: int, logp: float) -> bool:
-        """Record a policy token; on an action's end, play it. True when the episode is over."""
-        self.traj.ids.append(token)
-        self.traj.policy.append(True)
-        self.traj.logps.append(logp)
+        """Record a policy token; on an action's end, play it and queue the answer. True when the episode is over."""
+        self._append([token], True, logp)
         self.action.append(token)
+        self.unfed = [token]
         if token != self.tok.eot_id and len(self.action) < self.env.token_budget:
             return False
         text = self.tok.decode([t for t in self.action if t != self.tok.eot_id])
         step = self.env.step(text)
         self.traj.actions.append(text)
         self.traj.turns, self.traj.reward, self.action = self.env.turns, step.reward, []
-        self.forced = [] if step.done else self.tok.encode(step.observation) + [self.tok.eot_id]
+        if not step.done:
+            answer = self.tok.encode(step.observation) + [self.tok.eot_id]
+            self._append(answer, False, 0.0)
+            self.unfed += answer
         return step.done
 
-    def take_forced(self) -> int:
-        token = self.forced.pop(0)
-        self.traj.ids.append(token)
-        self.traj.policy.append(False)
-        self.traj.logps.append(0.0)
-        return token
+    def _append(self, tokens: list[int], policy: bool, logp: float) -> None:
+        self.traj.ids += tokens
+        self.traj.policy += [policy] * len(tokens)
+        self.traj.logps += [logp] * len(tokens)
 
 
 @torch.no_grad()
@@ -73,39 +73,20 @@ def rollout_batch(model: TinyAgent, envs: list[BugFixEnv], tasks: list[Task], to
     if len(envs) != len(tasks):
         raise ValueError(f'rollout_batch needs one env per task, got {len(envs)} envs and {len(tasks)} tasks')
     episodes = [_Episode(env, task, tok) for env, task in zip(envs, tasks)]
-    if not episodes:
-        return []
-    prefix = min(len(e.traj.ids) for e in episodes)
-    for e in episodes:
-        e.forced = e.traj.ids[prefix:]
-        del e.traj.ids[prefix:], e.traj.policy[prefix:], e.traj.logps[prefix:]
     cache = KVCache(model.config, len(episodes))
-    logits = model(torch.tensor([e.traj.ids for e in episodes]), cache)[:, -1]  # [B, V]
     live = episodes
     while live:
-        to_sample, sampled = [row for row, e in enumerate(live) if not e.forced], {}
-        if to_sample:
-            rows = torch.tensor(to_sample)
-            logp = torch.log_softmax(logits[rows], dim=-1)  # [B', V]
-            draws = torch.multinomial(logp.exp(), 1, generator=generator)  # [B', 1]
-            draw_logps = logp.gather(1, draws).squeeze(1).tolist()
-            sampled = dict(zip(to_sample, zip(draws.squeeze(1).tolist(), draw_logps)))
-        keep, next_ids = [], []
-        for row, e in enumerate(live):
-            if row in sampled:
-                if e.take_sampled(*sampled[row]):
-                    continue
-                token = e.traj.ids[-1]
-            else:
-                token = e.take_forced()
-            keep.append(row)
-            next_ids.append(token)
-        if not keep:
-            break
+        counts = torch.tensor([len(e.unfed) for e in live])
+        ids = torch.tensor([token for e in live for token in e.unfed])  # [N], row after row
+        logp = torch.log_softmax(model.next_token_logits(ids, counts, cache), dim=-1)  # [B, V]
+        draws = torch.multinomial(logp.exp(), 1, generator=generator)  # [B, 1]
+        draw_logps = logp.gather(1, draws).squeeze(1).tolist()
+        keep = [row for row, (e, token, lp) in enumerate(zip(live, draws.squeeze(1).tolist(), draw_logps))
+                if not e.take_sampled(token, lp)]
         if len(keep) < len(live):
-            cache.keep(torch.tensor(keep))
             live = [live[row] for row in keep]
-        logits = model(torch.tensor(next_ids)[:, None], cache)[:, -1]
+            if live:
+                cache.keep(torch.tensor(keep))
     return [e.traj for e in episodes]
 
 

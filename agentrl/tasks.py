@@ -78,24 +78,24 @@ def _task(name: str, params: str, reference: str, bug: tuple[int, str, str]) -> 
 
 _TRAIN = (
     _task('clamp', 'a b', 't = a + b ; if t > 9 then t = 9 ; return t', (1, '+', '-')),
-    _task('scale', 'a b', 't = a * 3 ; t = t + b ; return t', (1, '3', '2')),
-    _task('spread', 'a b', 't = a - b ; if t < 0 then t = 0 - t ; return t', (2, '<', '>')),
-    _task('bonus', 'a b c', 't = a + b ; if c > 5 then t = t + 1 ; return t', (2, '5', '4')),
-    _task('peak', 'a b', 't = a ; if b > a then t = b ; return t', (2, '>', '<')),
+    _task('scale', 'a b', 't = a * 3 ; t = t + b ; return t', (2, '+', '*')),
+    _task('spread', 'a b', 't = a - b ; if t < 0 then t = 0 - t ; return t', (2, '-', '+')),
+    _task('bonus', 'a b c', 't = a + b ; if c > 5 then t = t + 1 ; return t', (1, 'b', 'c')),
+    _task('peak', 'a b', 't = a ; if b > a then t = b ; return t', (1, 'a', 'b')),
     _task('floor', 'a b', 't = a - b ; if t < 0 then t = 0 ; return t', (1, '-', '+')),
     _task('volume', 'a b c', 't = a * b ; t = t * c ; return t', (2, '*', '+')),
-    _task('offset', 'a b', 't = b + 2 ; t = t - a ; return t', (1, '2', '3')),
+    _task('offset', 'a b', 't = b + 2 ; t = t - a ; return t', (2, 't', 'b')),
     _task('gap', 'a b', 't = b - a ; return t', (1, 'b', 'a')),
     _task('square', 'a b', 't = a * a ; t = t + b ; return t', (2, '+', '-')),
     _task('pick', 'a b c', 't = b ; if a == 0 then t = c ; return t', (2, '==', '!=')),
-    _task('toll', 'a b', 't = a + b ; if a >= 5 then t = t - 1 ; return t', (2, '>=', '>')),
+    _task('toll', 'a b', 't = a + b ; if a >= 5 then t = t - 1 ; return t', (1, 'b', 'a')),
     _task('mix', 'a b c', 't = a + b ; t = t * c ; return t', (1, '+', '*')),
-    _task('step', 'a b', 't = a + 1 ; if t > b then t = b ; return t', (1, '1', '2')),
+    _task('step', 'a b', 't = a + 1 ; if t > b then t = b ; return t', (1, '+', '*')),
     _task('twice', 'a b', 't = a + b ; t = t + t ; return t', (2, '+', '*')),
     _task('limit', 'a b', 't = a * 2 ; if t > b then t = b ; return t', (2, '>', '<')),
-    _task('nudge', 'a b c', 't = a - c ; t = t + b ; return t', (1, 'c', 'b')),
-    _task('lift', 'a b', 't = b - 1 ; if t < 0 then t = 0 ; return t', (1, '1', '0')),
-    _task('total', 'a b c', 't = a + b ; u = t + c ; return u', (3, 'u', 't')),
+    _task('nudge', 'a b c', 't = a - c ; t = t + b ; return t', (1, '-', '+')),
+    _task('lift', 'a b', 't = b - 1 ; if t < 0 then t = 0 ; return t', (1, 'b', 'a')),
+    _task('total', 'a b c', 't = a + b ; u = t + c ; return u', (2, 'c', 'b')),
     _task('tally', 'a b', 't = a + 3 ; t = t * b ; return t', (2, '*', '-')),
 )
 
@@ -106,9 +106,9 @@ _HELDOUT = (
     _task('debt', 'a b c', 't = a - b ; t = t - c ; return t', (2, '-', '+')),
     _task('blend', 'a b', 't = a * 2 ; u = t + b ; return u', (2, 't', 'a')),
     _task('guard', 'a b', 't = b ; if a != 0 then t = a + b ; return t', (2, '!=', '==')),
-    _task('ramp', 'a b', 't = a + a ; t = t + b ; return t', (1, '+', '-')),
+    _task('ramp', 'a b', 't = a + 2 ; t = t + b ; return t', (1, '2', '3')),
     _task('cap', 'a b c', 't = a + c ; if t > b then t = b ; return t', (1, '+', '-')),
-    _task('weigh', 'a b', 't = a * 3 ; t = t - b ; return t', (1, '*', '+')),
+    _task('weigh', 'a b', 't = a * 3 ; t = t - b ; return t', (1, '3', '4')),
     _task('bound', 'a b', 't = a - b ; if t > 3 then t = 3 ; return t', (2, '3', '4')),
 )
 
@@ -155,7 +155,7 @@ def random_task(rng: random.Random, exclude: frozenset[tuple[str, ...]] = frozen
         params = ('a', 'b') if rng.random() < 0.65 else ('a', 'b', 'c')
         readable, lines, target = params, [], 't'
         for _ in range(rng.randint(1, 2)):
-            conditional = bool(lines) and rng.random() < 0.5
+            conditional = bool(lines) and rng.random() < 0.7
             target = rng.choice(('t', 'u')) if lines and not conditional else 't'
             lines.append(_random_line(target, readable, conditional, rng))
             readable = tuple(dict.fromkeys(readable + (target,)))

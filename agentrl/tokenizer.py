@@ -13,7 +13,10 @@ LINE_REFS = tuple(f'L{i}' for i in range(1, MAX_LINES + 1))
 # Words of the environment's answers (see env.py).
 TOOL_WORDS = ('fix', ':', 'fail', 'pass', 'ok', 'error', 'verb', 'line', 'parse', 'token', 'kind',
               'empty', 'long')
-TOOL_LANGUAGE = VERBS + LINE_REFS + TOOL_WORDS + KEYWORDS + VARIABLES + CONSTANTS + OPERATORS + COMPARISONS
+# A failing test's input, one word per parameter ('a=3'): no digit token, so the line's constants stand alone.
+INPUT_WORDS = tuple(f'{name}={value}' for name in ('a', 'b', 'c') for value in CONSTANTS)
+TOOL_LANGUAGE = (VERBS + LINE_REFS + TOOL_WORDS + INPUT_WORDS + KEYWORDS + VARIABLES + CONSTANTS + OPERATORS
+                 + COMPARISONS)
 
 
 class Tokenizer:

@@ -3,7 +3,8 @@ import time
 import torch
 
 import agentrl as arl
-from agentrl.base_agent import PretrainConfig, base_agent_path, make_base_agent, pretrain
+from agentrl.base_agent import base_agent_path, make_base_agent
+from agentrl.demos import PretrainConfig, pretrain
 from agentrl.model import TinyAgentConfig
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))

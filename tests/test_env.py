@@ -13,7 +13,7 @@ def env():
 
 
 def test_test_reports_first_failing_case_and_differing_line(env):
-    assert env.step('test') == arl.Step('fail 1 2 L1 t = a - b', False, 0.0)
+    assert env.step('test') == arl.Step('fail a=1 b=2 L1 t = a - b', False, 0.0)
 
 
 def test_valid_edit_echoes_the_new_line(env):

@@ -59,3 +59,19 @@ def test_blocks_3_to_5_run_and_print_their_tables(chapter):
     assert float(rows[4][3]) < float(rows[0][3])  # ESS / N falls as the policy moves
     assert sum(int(re.search(r'(\d+) episodes', line).group(1)) for line in printed[6:9]) == 320
     assert [line.split(':')[0] for line in printed[9:12]] == ['k =  1', 'k =  3', 'k = 10']
+
+
+def test_library_trainer_matches_the_listings_run_ppo(chapter):
+    from agentrl import TrainConfig, train
+    namespace = dict(chapter)
+    run_blocks([6, 10, 11, 12, 13, 14], namespace)
+    _, history = namespace['run_ppo'](1.0, iters=2)
+    result = train(namespace['base'], namespace['tok'], TrainConfig(iterations=2))
+    assert [h['reward'] for h in history] == [r['reward'] for r in result.iterations]
+    assert [h['ev'] for h in history] == pytest.approx([r['ev'] for r in result.iterations], abs=1e-6)
+    ours = [e for e in result.epochs]
+    theirs = [e for h in history for e in h['per_epoch']]
+    assert len(ours) == len(theirs) == 8
+    for mine, chapters in zip(ours, theirs):
+        for key in ('clip_frac', 'approx_kl', 'ratio_min', 'ratio_max'):
+            assert mine[key] == pytest.approx(chapters[key], rel=1e-4, abs=1e-6), key

@@ -66,14 +66,20 @@ def test_trainer_log_probs_agree_with_the_sampler():
     assert diff < 1e-5
 
 
-def test_kv_cache_forward_matches_full_forward():
+def test_kv_cache_with_ragged_appends_matches_full_forward():
     model = untrained_agent(4)
-    ids = torch.randint(len(TOK), (3, 20), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(len(TOK), (3, 32), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        full = model(ids)
+        full = model(ids)  # [3, 32, V]; rows are only ever read up to position 20
         cache = arl.KVCache(model.config, 3)
-        parts = [model(ids[:, :7], cache)] + [model(ids[:, t:t + 1], cache) for t in range(7, 20)]
-    assert torch.allclose(torch.cat(parts, dim=1), full, atol=1e-5)
+        done = torch.zeros(3, dtype=torch.long)
+        for counts in ([7, 3, 1], [1, 5, 12], [12, 12, 7]):  # each row appends its own number of tokens
+            counts = torch.tensor(counts)
+            flat = torch.cat([ids[b, done[b]:done[b] + counts[b]] for b in range(3)])
+            logits = model.next_token_logits(flat, counts, cache)
+            done += counts
+            assert torch.allclose(logits, full[torch.arange(3), done - 1], atol=1e-5)
+    assert cache.lengths.tolist() == [20, 20, 20]
 
 
 def test_critic_copies_the_trunk_and_gives_values_per_state():

@@ -1,0 +1,265 @@
+"""The chapter's experiments outside the trainer, each a function of a seed that returns tidy records.
+
+An experiment is `f(base, tok, seed) -> list[dict]`, one dict(table, row, metric, value) per number
+the chapter prints in that table (T1-T6, T10-T13, Figure 8.1, exercises 3 and 6). Seed 0 draws
+exactly the random numbers of chapter08_listing.py (blocks 2-5, 7-9, 18-21); seed s shifts every
+one of its generators by s. The trainer-run tables (T7-T9, exercises 4, 5, 6b, 7) are trainer runs.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import torch
+
+from .calibration import sample_tasks
+from .config import TrainConfig
+from .losses import entropy_from_logits, masked_mean, policy_gradient_step
+from .model import TinyAgent
+from .ppo import ppo_policy_loss
+from .sampler import collate, rollout_stats, sequence_log_probs
+from .tasks import make_tasks
+from .tokenizer import Tokenizer
+from .trainer import ppo_epochs, ppo_prepare, sample_batch, warm_critic
+
+# The listing's generator seeds; seed s shifts each of them by s.
+OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, CRITIC_INIT_SEED, EPOCHS_SEED = 0, 1, 9, 0, 0
+EPISODES_PER_TASK = 16  # 20 train tasks -> the 320-episode old batch
+REINFORCE_LR, REINFORCE_EPISODES, PPO_LR = 2e-3, 64, 1e-3
+UPDATES = (0, 1, 3, 10, 30)  # T1: REINFORCE updates between pi_old and pi_theta
+SURROGATE_UPDATES = (1, 3, 10)  # T3
+LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode
+T4_RATIOS, T5_RATIOS = (0.5, 0.79, 1.0, 1.1, 1.3, 2.0), (2.0, 5.0, 20.0)
+TRUST_REGION_EPISODES, TRUST_REGION_STEPS = 64, 40  # T6
+MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, BUG_STEPS, BUG_EPISODES = 16, 4, 8, 64  # T10, T12
+PROB_BUCKETS = ((0.0, 0.1), (0.1, 0.5), (0.5, 1.0))  # T13: pi_old of the sampled token
+MINIBATCH_COUNTS = (1, 2, 4, 8, 16)  # T11
+
+
+def records(table: str, row: str, metrics: dict) -> list[dict]:
+    """One tidy record per metric of a table's row; values as floats."""
+    return [dict(table=table, row=row, metric=metric, value=float(value)) for metric, value in metrics.items()]
+
+
+# --- shared pieces: the old batch, fresh samples, REINFORCE updates, ratios --------------------------------
+
+@torch.no_grad()
+def old_batch(base: TinyAgent, tok: Tokenizer, seed: int) -> tuple[dict, torch.Tensor]:
+    """The 320 episodes of pi_old (16 per train task, block 2) and their log-probs old_logp [B, T-1]."""
+    trajs = sample_tasks(base, make_tasks('train'), EPISODES_PER_TASK, tok,
+                         torch.Generator().manual_seed(OLD_BATCH_SEED + seed))
+    batch = collate(trajs, tok.pad_id)
+    return batch, sequence_log_probs(base, batch['ids'])
+
+
+def fresh_pass(model: TinyAgent, tok: Tokenizer, seed: int) -> float:
+    """Pass rate of 320 fresh episodes of the train tasks (the listing's seed 9)."""
+    trajs = sample_tasks(model, make_tasks('train'), EPISODES_PER_TASK, tok,
+                         torch.Generator().manual_seed(FRESH_SEED + seed))
+    return rollout_stats(trajs)['pass_rate']
+
+
+def reinforce_path(base: TinyAgent, tok: Tokenizer, seed: int, updates):
+    """Yield (k, policy) after k REINFORCE updates of a copy of base, for each k in increasing updates."""
+    moved, gen = copy.deepcopy(base), torch.Generator().manual_seed(REINFORCE_SEED + seed)
+    opt, done = torch.optim.Adam(moved.parameters(), lr=REINFORCE_LR), 0
+    for k in updates:
+        for _ in range(k - done):
+            batch = sample_batch(moved, tok, REINFORCE_EPISODES, gen)
+            policy_gradient_step(moved, opt, batch, batch['rewards'] - batch['rewards'].mean())
+        done = k
+        yield k, moved
+
+
+@torch.no_grad()
+def log_ratio(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> torch.Tensor:
+    """log pi_theta - log pi_old on policy tokens, 0 elsewhere: [B, T-1]."""
+    return (sequence_log_probs(model, batch['ids']) - old_logp) * batch['action_mask']
+
+
+def weight_stats(log_w: torch.Tensor, rewards: torch.Tensor) -> dict[str, float]:
+    """Importance-sampling diagnostics of per-episode log-weights log_w [B] and rewards [B]."""
+    w = log_w.exp()
+    return dict(sd_log_w=log_w.std().item(), max_w=w.max().item(),
+                ess_over_n=(w.sum() ** 2 / (w ** 2).sum()).item() / len(w),
+                is_estimate=(w * rewards).mean().item(),
+                snis_estimate=((w * rewards).sum() / w.sum()).item())  # self-normalized (exercise 3)
+
+
+def _std(x: torch.Tensor) -> float:
+    """Sample standard deviation; NaN for fewer than two values."""
+    return x.std().item() if x.numel() > 1 else math.nan
+
+
+# --- the experiments -----------------------------------------------------------------------------------
+
+def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T1 (+ exercise 3's SNIS), T2 and Figure 8.1: importance weights of the old batch after k updates."""
+    batch, old_logp = old_batch(base, tok, seed)
+    out, log_w = [], {}
+    for k, moved in reinforce_path(base, tok, seed, UPDATES):
+        log_w[k] = log_ratio(moved, batch, old_logp).sum(-1)  # [B], Eq. (8.1)
+        out += records('T1', f'k={k}', dict(weight_stats(log_w[k], batch['rewards']),
+                                            fresh_pass=fresh_pass(moved, tok, seed)))
+    lengths = batch['action_mask'].sum(-1)  # [B] policy tokens per episode
+    for lo, hi in LENGTH_BUCKETS:
+        rows = (lengths >= lo) & (lengths < hi)
+        out += records('T2', f'{lo}-{hi}', dict(episodes=rows.sum(), sd_log_w_k3=_std(log_w[3][rows]),
+                                                sd_log_w_k10=_std(log_w[10][rows])))
+    for i, (n, w) in enumerate(zip(lengths.tolist(), log_w[10].tolist())):
+        out += records('F8.1', f'episode={i}', dict(policy_tokens=n, log_w_k10=w))
+    return out
+
+
+def surrogate(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T3: the surrogate's predicted improvement against the measured one after k REINFORCE updates."""
+    batch, old_logp = old_batch(base, tok, seed)
+    advantage = (batch['rewards'] - batch['rewards'].mean())[:, None]  # [B, 1], outcome advantage
+    j_old, out = fresh_pass(base, tok, seed), []
+    for k, moved in reinforce_path(base, tok, seed, SURROGATE_UPDATES):
+        rho = log_ratio(moved, batch, old_logp).exp()  # [B, T-1], 1 off policy tokens
+        predicted = ((rho - 1) * advantage * batch['action_mask']).sum(-1).mean().item()
+        out += records('T3', f'k={k}', dict(surrogate=predicted, measured=fresh_pass(moved, tok, seed) - j_old))
+    return out
+
+
+def ascent(ratios, advantage: float, **loss_options) -> tuple[float, dict, list[float]]:
+    """The clipped loss of one episode at given ratios -> (loss, stats, -d loss/d logp per token)."""
+    logp = torch.tensor([ratios]).log().requires_grad_()  # [1, T]
+    loss, stats = ppo_policy_loss(logp, torch.zeros_like(logp), torch.tensor([advantage]), torch.ones_like(logp),
+                                  mode='seq_mean_token_sum', **loss_options)
+    return loss.item(), stats, [-g + 0.0 for g in torch.autograd.grad(loss, logp)[0][0].tolist()]
+
+
+def clip_gradients(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T4 and T5: the clipped loss's ascent direction per advantage sign, and dual clipping (seed unused)."""
+    out = []
+    for sign, row in [(1.0, 'A=+1'), (-1.0, 'A=-1')]:
+        _, stats, grads = ascent(T4_RATIOS, sign)
+        out += records('T4', row, dict({f'grad_{i}': g for i, g in enumerate(grads)}, clip_frac=stats['clip_frac']))
+    for c in [None, 3.0]:
+        loss, _, grads = ascent(T5_RATIOS, -1.0, dual_clip=c)
+        out += records('T5', f'dual_clip={c}', dict(loss=loss, **{f'grad_{i}': g for i, g in enumerate(grads)}))
+    return out
+
+
+def trust_region(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T6: 40 Adam steps of the clipped and the unclipped surrogate on the old batch's first 64 episodes."""
+    batch, old_logp = old_batch(base, tok, seed)
+    n = TRUST_REGION_EPISODES
+    ids, old, mask, rewards = batch['ids'][:n], old_logp[:n], batch['action_mask'][:n], batch['rewards'][:n]
+    adv, out = rewards - rewards.mean(), []  # [n] outcome advantages
+    for row, eps in [('clipped', 0.2), ('unclipped', math.inf)]:
+        policy = copy.deepcopy(base)
+        opt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
+        for _ in range(TRUST_REGION_STEPS):
+            logp = sequence_log_probs(policy, ids)
+            loss, stats = ppo_policy_loss(logp, old, adv, mask, eps, eps)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        ratio = (logp.detach() - old).exp()[mask > 0]  # as of the last step's forward pass, like its stats
+        out += records('T6', row, dict(approx_kl=stats['approx_kl'],
+                                       outside_band=((ratio < 0.8) | (ratio > 1.2)).float().mean(),
+                                       max_ratio=ratio.max()))
+    return out
+
+
+def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
+    """A policy copy, the warmed critic (block 18's seeds) and pi_old frozen on batch (lambda 1)."""
+    torch.manual_seed(CRITIC_INIT_SEED + seed)  # the critic head's initialization
+    config = TrainConfig(seed=seed)
+    critic = warm_critic(base, tok, config)
+    return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config)
+
+
+def update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int) -> list[dict]:
+    """Fresh Adam optimizers, then the trainer's PPO epochs over batch -> per-epoch records."""
+    popt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
+    vopt = torch.optim.Adam(critic.parameters(), lr=PPO_LR)
+    config = TrainConfig(epochs=epochs, minibatches=minibatches, seed=seed)
+    per_epoch, _ = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config,
+                              torch.Generator().manual_seed(EPOCHS_SEED + seed), tok.pad_id)
+    return per_epoch
+
+
+@torch.no_grad()
+def policy_entropy(model: TinyAgent, batch: dict) -> float:
+    """Mean entropy (nats) of the model's next-token distribution over the batch's policy tokens."""
+    return masked_mean(entropy_from_logits(model(batch['ids'])[:, :-1]), batch['action_mask']).item()
+
+
+def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T10 (+ exercise 6's clip fraction by advantage sign), T12 and T13: 16 epochs on the old batch."""
+    batch, old_logp = old_batch(base, tok, seed)
+    mask = batch['action_mask']
+    policy, critic, prepared = warmed_start(base, tok, seed, batch)
+    many = update(policy, critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
+    out = []
+    for e in many:
+        out += records('T10', f'epoch={e["epoch"] + 1}', {k: e[k] for k in ('clip_frac', 'approx_kl', 'ratio_max',
+                                                                            'clip_frac_high', 'clip_frac_low')})
+    out += records('T10', 'entropy', dict(before=policy_entropy(base, batch), after=policy_entropy(policy, batch)))
+    diff = ((old_logp - batch['sample_logp']).abs() * mask).max()
+    out += records('T12', 'old_logp', dict(max_abs_diff=diff, policy_tokens=mask.sum()))
+    out += records('T12', 'bug', recomputed_old_logp(base, batch, prepared[2]))
+    return out + ratio_by_old_prob(log_ratio(policy, batch, old_logp).exp(), old_logp, prepared[2], mask)
+
+
+def recomputed_old_logp(base: TinyAgent, batch: dict, adv: torch.Tensor) -> dict[str, float]:
+    """Block 20's bug: 8 steps with old_logp = logp.detach() on 64 episodes -> the last step's stats."""
+    policy, n = copy.deepcopy(base), BUG_EPISODES
+    opt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
+    for _ in range(BUG_STEPS):
+        logp = sequence_log_probs(policy, batch['ids'][:n])
+        loss, stats = ppo_policy_loss(logp, logp.detach(), adv[:n], batch['action_mask'][:n])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return dict(clip_frac=stats['clip_frac'], approx_kl=stats['approx_kl'])
+
+
+def ratio_by_old_prob(ratio, old_logp, adv, mask) -> list[dict]:
+    """T13: positive-advantage tokens by pi_old bucket: ratio, old_logp, adv, mask [B, T-1] -> records."""
+    old_p, out = old_logp.exp(), []
+    for lo, hi in PROB_BUCKETS:
+        good = (mask > 0) & (adv > 0) & (old_p >= lo) & (old_p < hi + 1e-6)
+        r = ratio[good]
+        empty = r.numel() == 0
+        out += records('T13', f'pi_old={lo:.1f}-{hi:.1f}', dict(
+            tokens=r.numel(), above_1_2=math.nan if empty else (r > 1.2).float().mean(),
+            median_ratio=math.nan if empty else r.median()))
+    return out
+
+
+def staleness(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+    """T11: one epoch on the old batch in 1 to 16 minibatches, then KL and clip fraction on the whole batch."""
+    batch, _ = old_batch(base, tok, seed)
+    start, critic, prepared = warmed_start(base, tok, seed, batch)  # the same warmed critic for every split
+    old_logp, adv = prepared[0], prepared[2]
+    out = []
+    for n in MINIBATCH_COUNTS:
+        policy = copy.deepcopy(start)
+        update(policy, copy.deepcopy(critic), batch, prepared, tok, seed, 1, n)
+        with torch.no_grad():
+            _, after = ppo_policy_loss(sequence_log_probs(policy, batch['ids']), old_logp, adv, batch['action_mask'])
+        out += records('T11', f'minibatches={n}', dict(approx_kl=after['approx_kl'], clip_frac=after['clip_frac']))
+    return out
+
+
+EXPERIMENTS = dict(importance_weights=importance_weights, surrogate=surrogate, clip_gradients=clip_gradients,
+                   trust_region=trust_region, sixteen_epochs=sixteen_epochs, staleness=staleness)
+
+
+def run_experiment(name: str, base: TinyAgent, tok: Tokenizer, seed: int) -> tuple[list[dict], dict]:
+    """Run one experiment by name -> (records, summary of what it wrote and how long it took)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f'unknown experiment {name!r}; valid experiments: {", ".join(EXPERIMENTS)}')
+    start = time.perf_counter()
+    out = EXPERIMENTS[name](base, tok, seed)
+    tables = sorted({r['table'] for r in out})
+    summary = dict(experiment=name, seed=seed, records=len(out), tables=tables,
+                   rows={t: len({r['row'] for r in out if r['table'] == t}) for t in tables},
+                   wall_s=time.perf_counter() - start)
+    return out, summary

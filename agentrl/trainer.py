@@ -1,0 +1,239 @@
+"""The one shared trainer: PPO (and the REINFORCE baseline) over every ablation axis of TrainConfig.
+
+It reads as the chapter's `run_ppo` grown up: warm the critic, then per iteration sample a batch,
+freeze pi_old (old log-probs, old values, GAE advantages), and run epochs of shuffled minibatch
+updates with early stopping. With the default TrainConfig it draws the same random numbers in the
+same order as the chapter's listing. Everything the analysis needs comes back as records.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
+from .calibration import sample_tasks
+from .config import TrainConfig
+from .env import BugFixEnv
+from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step, token_log_probs
+from .model import Critic, TinyAgent, critic_values, make_critic
+from .ppo import ppo_policy_loss, value_loss
+from .sampler import collate, rollout_batch, rollout_stats, sequence_log_probs
+from .tasks import make_tasks
+from .tokenizer import Tokenizer
+
+# Seed offsets of the chapter's generators; seed s shifts all of them by s.
+WARMUP_SAMPLE_SEED, WARMUP_SHUFFLE_SEED, EVAL_SEED = 1, 0, 7
+
+
+class Diverged(RuntimeError):
+    """A loss became NaN or infinite."""
+
+
+@dataclass
+class RunResult:
+    """A finished (or diverged) run: its config, summary, per-iteration/epoch/minibatch records."""
+    config: TrainConfig
+    summary: dict = field(default_factory=dict)
+    iterations: list[dict] = field(default_factory=list)
+    epochs: list[dict] = field(default_factory=list)
+    minibatches: list[dict] = field(default_factory=list)
+    policy: TinyAgent | None = None
+
+
+def mc_returns(batch: dict) -> torch.Tensor:
+    """Monte Carlo value targets: the outcome on every policy token [B, T-1]."""
+    mask = batch['action_mask']
+    return returns_to_go(outcome_rewards(batch['rewards'], mask), mask)
+
+
+def sample_batch(policy: TinyAgent, tok: Tokenizer, n: int, gen: torch.Generator) -> dict:
+    """n episodes of train tasks drawn uniformly with gen, collated."""
+    train = make_tasks('train')
+    tasks = [train[i] for i in torch.randint(len(train), (n,), generator=gen).tolist()]
+    trajs = rollout_batch(policy, [BugFixEnv() for _ in tasks], tasks, tok, generator=gen)
+    return collate(trajs, tok.pad_id)
+
+
+def trim(ids: torch.Tensor, pad_id: int, *per_token: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Drop trailing columns that are padding in every row: ids [B, T], per-token tensors [B, T-1]."""
+    width = int((ids != pad_id).sum(-1).max())
+    return (ids[:, :width],) + tuple(x[:, :width - 1] for x in per_token)
+
+
+def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Critic:
+    """A critic copied from the policy and regressed on Monte Carlo returns of its episodes."""
+    critic = make_critic(policy)
+    data = collate(sample_tasks(policy, make_tasks('train'), config.critic_warmup_episodes_per_task, tok,
+                                torch.Generator().manual_seed(WARMUP_SAMPLE_SEED + config.seed)), tok.pad_id)
+    opt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
+    gen, targets = torch.Generator().manual_seed(WARMUP_SHUFFLE_SEED + config.seed), mc_returns(data)
+    for _ in range(config.critic_warmup_steps):
+        idx = torch.randint(len(targets), (32,), generator=gen)
+        values = critic_values(critic, data['ids'][idx])
+        loss = masked_mean((values - targets[idx]) ** 2, data['action_mask'][idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return critic
+
+
+@torch.no_grad()
+def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainConfig):
+    """Freeze pi_old: old log-probs, old values, (whitened) GAE advantages, value targets; all [B, T-1]."""
+    m = batch['action_mask']
+    old_logp = sequence_log_probs(policy, batch['ids'])
+    old_values = critic_values(critic, batch['ids'])
+    adv, returns = gae_advantages(outcome_rewards(batch['rewards'], m), old_values, m, config.gamma, config.lam)
+    if config.whiten_advantages:
+        on = m > 0
+        adv = (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * m
+    return old_logp, old_values, adv, returns
+
+
+def _check_finite(value: torch.Tensor, what: str) -> None:
+    if not math.isfinite(value.item()):
+        raise Diverged(f'{what} is {value.item()}')
+
+
+def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig, gen, pad_id: int,
+               beta: float = 0.0, iteration: int = 0):
+    """Clipped policy and value updates over shuffled minibatches -> (per-epoch records, per-minibatch records)."""
+    old_logp, old_values, adv, returns = prepared
+    ids, m = batch['ids'], batch['action_mask']
+    per_epoch, per_minibatch = [], []
+    for epoch in range(config.epochs):
+        logs, stop = [], False
+        for index, rows in enumerate(torch.randperm(len(ids), generator=gen).chunk(config.minibatches)):
+            mb_ids, mb_old, mb_adv, mb_mask, mb_values, mb_returns = trim(
+                ids[rows], pad_id, old_logp[rows], adv[rows], m[rows], old_values[rows], returns[rows])
+            logits = policy(mb_ids)
+            logp = token_log_probs(logits, mb_ids)
+            loss, stats = ppo_policy_loss(logp, mb_old, mb_adv, mb_mask, config.clip_low, config.clip_high,
+                                          config.loss_mode, config.dual_clip, config.norm_const)
+            if config.target_kl is not None and config.early_stop == 'minibatch' and stats['approx_kl'] > config.target_kl:
+                stop = True  # this minibatch is already past the target: no step on it
+                break
+            if beta:
+                log_ratio = logp - mb_old
+                loss = loss + beta * aggregate_loss(log_ratio.exp() - 1 - log_ratio, mb_mask, config.loss_mode,
+                                                    config.norm_const)
+            _check_finite(loss, f'policy loss at iteration {iteration}, epoch {epoch}')
+            popt.zero_grad()
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm or math.inf)
+            popt.step()
+            vloss = value_loss(critic_values(critic, mb_ids), mb_values, mb_returns, mb_mask, config.value_clip)
+            _check_finite(vloss, f'value loss at iteration {iteration}, epoch {epoch}')
+            vopt.zero_grad()
+            vloss.backward()
+            vopt.step()
+            stats = dict(stats, policy_loss=loss.item(), value_loss=vloss.item(), grad_norm=grad_norm.item(),
+                         entropy=masked_mean(entropy_from_logits(logits.detach()[:, :-1]), mb_mask).item())
+            logs.append(stats)
+            per_minibatch.append(dict(iteration=iteration, epoch=epoch, minibatch=index, **stats))
+        if logs:
+            per_epoch.append(dict(iteration=iteration, epoch=epoch, minibatches=len(logs),
+                                  **{k: sum(s[k] for s in logs) / len(logs) for k in logs[0]}))
+        if stop or (config.target_kl is not None and config.early_stop == 'epoch'
+                    and per_epoch[-1]['approx_kl'] > config.target_kl):
+            break  # early stopping (Section 8.5)
+    return per_epoch, per_minibatch
+
+
+def adapt_beta(beta: float, kl: float, target: float) -> float:
+    """The adaptive KL coefficient of PPO-penalty: double above 1.5 x target, halve below target / 1.5."""
+    return beta * 2 if kl > 1.5 * target else beta / 2 if kl < target / 1.5 else beta
+
+
+def evaluate(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> dict[str, float]:
+    """Pass rates of a policy on both splits, config.eval_episodes_per_task episodes per task."""
+    return {f'pass_{split}': rollout_stats(sample_tasks(policy, make_tasks(split), config.eval_episodes_per_task, tok,
+                                                        torch.Generator().manual_seed(EVAL_SEED + config.seed)))['pass_rate']
+            for split in ('train', 'heldout')}
+
+
+def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None) -> RunResult:
+    """One run of config.algorithm from the base agent -> RunResult (diverged runs included)."""
+    start = time.perf_counter()
+    result = RunResult(config)
+    torch.manual_seed(config.seed)  # the critic head's initialization
+    policy = copy.deepcopy(base)
+    try:
+        (_train_ppo if config.algorithm == 'ppo' else _train_reinforce)(policy, base, tok, config, result, log)
+        result.summary['diverged'], result.summary['diverged_at'] = False, None
+    except Diverged as error:
+        result.summary['diverged'], result.summary['diverged_at'] = True, len(result.iterations)
+        result.summary['diverged_reason'] = str(error)
+    result.summary.update(evaluate(policy, tok, config))
+    result.summary.update(
+        iterations_done=len(result.iterations),
+        gradient_steps=sum(it['gradient_steps'] for it in result.iterations),
+        final_batch_reward=result.iterations[-1]['reward'] if result.iterations else None,
+        wall_s=time.perf_counter() - start)
+    result.policy = policy
+    return result
+
+
+def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log) -> None:
+    critic = warm_critic(base, tok, config)
+    gen = torch.Generator().manual_seed(config.seed)
+    popt = torch.optim.Adam(policy.parameters(), lr=config.lr)
+    vopt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
+    beta = config.kl_penalty or 0.0
+    for it in range(config.iterations):
+        tick = time.perf_counter()
+        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
+        sampled = time.perf_counter()
+        prepared = ppo_prepare(policy, critic, batch, config)
+        varied = batch['rewards'].std() > 0
+        ev = explained_variance(prepared[1], mc_returns(batch), batch['action_mask']) if varied else float('nan')
+        per_epoch, per_minibatch = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config, gen,
+                                              tok.pad_id, beta, it)
+        last = per_epoch[-1] if per_epoch else {}
+        record = dict(iteration=it, episodes=(it + 1) * config.episodes_per_iteration,
+                      reward=batch['rewards'].mean().item(), ev=ev, epochs_used=len(per_epoch),
+                      gradient_steps=len(per_minibatch), approx_kl=last.get('approx_kl', float('nan')),
+                      clip_frac=last.get('clip_frac', float('nan')), beta=beta,
+                      policy_tokens=batch['action_mask'].sum(-1).mean().item(),
+                      sample_s=sampled - tick, wall_s=time.perf_counter() - tick)
+        result.iterations.append(record)
+        result.epochs += per_epoch
+        result.minibatches += per_minibatch
+        if config.kl_penalty is not None and per_epoch:
+            beta = adapt_beta(beta, last['approx_kl'], config.kl_penalty_target)
+        if log:
+            log(progress_line(record, config))
+
+
+def _train_reinforce(policy, base, tok, config: TrainConfig, result: RunResult, log) -> None:
+    """Chapter 6's baseline: one policy-gradient step per batch, advantage = reward - batch mean."""
+    gen = torch.Generator().manual_seed(config.seed)
+    opt = torch.optim.Adam(policy.parameters(), lr=config.lr)
+    for it in range(config.iterations):
+        tick = time.perf_counter()
+        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
+        sampled = time.perf_counter()
+        stats = policy_gradient_step(policy, opt, batch, batch['rewards'] - batch['rewards'].mean(), config.loss_mode,
+                                     config.norm_const)
+        if not math.isfinite(stats['loss']):
+            raise Diverged(f'policy loss at iteration {it} is {stats["loss"]}')
+        record = dict(iteration=it, episodes=(it + 1) * config.episodes_per_iteration,
+                      reward=batch['rewards'].mean().item(), ev=float('nan'), epochs_used=1, gradient_steps=1,
+                      approx_kl=float('nan'), clip_frac=float('nan'), beta=0.0,
+                      policy_tokens=batch['action_mask'].sum(-1).mean().item(),
+                      sample_s=sampled - tick, wall_s=time.perf_counter() - tick)
+        result.iterations.append(record)
+        result.minibatches.append(dict(iteration=it, epoch=0, minibatch=0, **stats))
+        if log:
+            log(progress_line(record, config))
+
+
+def progress_line(record: dict, config: TrainConfig) -> str:
+    """One line per iteration, so that a log shows where a long run is."""
+    return (f'iter {record["iteration"] + 1:3d}/{config.iterations} | reward {record["reward"]:.3f} | '
+            f'kl {record["approx_kl"]:.4f} | clip_frac {record["clip_frac"]:.3f} | '
+            f'epochs {record["epochs_used"]}/{config.epochs} | {record["wall_s"]:.2f} s')

@@ -1,0 +1,422 @@
+"""The analysis package on synthetic run directories written to disk in the format agentrl writes."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.cells import axes, find_baseline, select
+from analysis.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
+from analysis.claims import KINDS, evaluate, expand, ledger, load_claims
+from analysis.compare import compare
+from analysis.figures import figure_8_3, style
+from analysis.load import find_runs, load_runs
+from analysis.metrics import values
+from analysis.report import aggregate, to_markdown
+from scipy import stats as scipy_stats
+from analysis.stats import bh, describe
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTER = load_chapter()
+DEFAULTS = dict(algorithm='ppo', gamma=1.0, lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2,
+                dual_clip=None, value_clip=0.2, target_kl=None, early_stop='epoch', lr=1e-3, critic_lr=1e-3,
+                iterations=30, episodes_per_iteration=64, max_grad_norm=1.0, loss_mode='token_mean', norm_const=None,
+                whiten_advantages=True, critic_warmup_steps=100, critic_warmup_episodes_per_task=24, kl_penalty=None,
+                kl_penalty_target=0.01, eval_episodes_per_task=16, seed=0)
+EPOCH_STATS = ('clip_frac', 'clip_frac_high', 'clip_frac_low', 'clip_frac_dual', 'approx_kl', 'kl_k1', 'ratio_min',
+               'ratio_mean', 'ratio_max', 'policy_loss', 'value_loss', 'grad_norm', 'entropy')
+CELLS = {'baseline': {}, 'lam0.95': {'lam': 0.95}, 'lam0.9': {'lam': 0.9}, 'epochs8': {'epochs': 8},
+         'kl0.02': {'target_kl': 0.02},
+         'reinforce': {'algorithm': 'reinforce', 'lr': 2e-3}, 'vclip-none': {'value_clip': None}}
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """As agentrl writes a table: NaN as an empty field; no records gives a file with one empty line."""
+    with open(path, 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: '' if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()})
+
+
+def write_run(path: Path, meta: dict, tables: dict[str, list[dict]]) -> Path:
+    path.mkdir(parents=True)
+    (path / 'run.json').write_text(json.dumps(meta, indent=2, sort_keys=True))
+    for name, rows in tables.items():
+        write_csv(path / f'{name}.csv', rows)
+    return path
+
+
+def train_run(root: Path, cell: str, seed: int, overrides: dict) -> Path:
+    """A trainer run: reward ramps up, KL and clip fraction grow with the epoch, held-out below train.
+
+    REINFORCE learns at half the speed, has no epochs (an empty epochs.csv, as agentrl writes it) and no EV.
+    """
+    rng = np.random.default_rng(zlib.crc32(f'{cell}/{seed}'.encode()))
+    config = dict(DEFAULTS, **overrides, seed=seed)
+    reinforce = config['algorithm'] == 'reinforce'
+    iterations, epochs, minibatches = [], [], []
+    for it in range(config['iterations']):
+        used = 0 if reinforce else int(rng.integers(2, 4)) if config['target_kl'] else config['epochs']
+        for epoch in range(used):
+            stats = {k: float(abs(rng.normal(0.02 * (epoch + 1), 0.003))) for k in EPOCH_STATS}
+            stats.update(approx_kl=0.005 * (epoch + 1) ** 2 * (1 + 0.1 * rng.normal()),
+                         ratio_min=0.8 - 0.15 * epoch, ratio_max=1.3 + 1.5 * epoch + 0.1 * rng.normal())
+            epochs.append(dict(iteration=it, epoch=epoch, minibatches=config['minibatches'], **stats))
+            minibatches += [dict(iteration=it, epoch=epoch, minibatch=m, **stats) for m in range(config['minibatches'])]
+        reward = min(1.0, (0.5 if reinforce else 1.0) * (0.3 + 0.03 * it) + 0.05 * rng.normal())
+        ev = math.nan if reinforce or it % 7 == 0 else 0.12 + 0.05 * rng.normal()  # NaN: an all-equal batch
+        iterations.append(dict(iteration=it, episodes=64 * (it + 1), reward=reward, ev=ev, epochs_used=max(used, 1),
+                               gradient_steps=max(used * config['minibatches'], 1),
+                               approx_kl=math.nan if reinforce else 0.02, clip_frac=math.nan if reinforce else 0.05,
+                               beta=0.0, policy_tokens=9.0, sample_s=0.1, wall_s=0.5))
+    summary = dict(pass_train=0.9 + 0.03 * rng.normal(), pass_heldout=(0.45 if reinforce else 0.3) + 0.03 * rng.normal(),
+                   diverged=False, diverged_at=None, iterations_done=len(iterations),
+                   gradient_steps=sum(i['gradient_steps'] for i in iterations),
+                   final_batch_reward=iterations[-1]['reward'], wall_s=80.0)
+    meta = dict(kind='train', name=cell, seed=seed, config=config, summary=summary, provenance={'host': 'test'})
+    return write_run(root / cell / f'seed~{seed}', meta, dict(iterations=iterations, epochs=epochs,
+                                                                 minibatches=minibatches))
+
+
+EXPERIMENTS = {'importance_weights': ('T1', 'T2', 'F8.1'), 'surrogate': ('T3',), 'clip_gradients': ('T4', 'T5'),
+               'trust_region': ('T6',), 'sixteen_epochs': ('T10', 'T12', 'T13'), 'staleness': ('T11',)}
+
+
+def chapter_records(rng) -> list[dict]:
+    """Records of every experiment table: the chapter's value with 5% noise (exact tables and zeros without)."""
+    records = []
+    for table, spec in CHAPTER['tables'].items():
+        for row, metrics in spec['values'].items():
+            for metric, text in metrics.items():
+                value = printed(text)[0]
+                noise = 0.0 if spec.get('exact') or row == 'k=0' else 0.05 * rng.normal()
+                records.append(dict(table=table, row=row, metric=metric, value=value * (1 + noise)))
+    for epoch in set(range(1, 17)) - {1, 4, 8, 12, 16}:  # the 16-epoch run writes every epoch (Figure 8.3)
+        records += [dict(table='T10', row=f'epoch={epoch}', metric='approx_kl', value=0.007 + 0.001 * epoch),
+                    dict(table='T10', row=f'epoch={epoch}', metric='clip_frac', value=0.04 + 0.008 * epoch)]
+    for episode in range(40):  # Figure 8.1, right
+        tokens = int(rng.integers(2, 40))
+        records += [dict(table='F8.1', row=f'episode={episode}', metric='policy_tokens', value=tokens),
+                    dict(table='F8.1', row=f'episode={episode}', metric='log_w_k10',
+                         value=rng.normal(0, 0.5 * tokens ** 0.5))]
+    return records
+
+
+def experiment_runs(root: Path, seed: int) -> None:
+    """One run per experiment; the deterministic clip_gradients only for seed 0."""
+    records = pd.DataFrame(chapter_records(np.random.default_rng(100 + seed)))
+    for name, tables in EXPERIMENTS.items():
+        if name != 'clip_gradients' or seed == 0:
+            write_run(root / name / f'seed~{seed}', dict(kind='experiment', name=name, seed=seed, summary={'records': 1},
+                                                         provenance={}),
+                      dict(records=records[records['table'].isin(tables)].to_dict('records')))
+
+
+@pytest.fixture(scope='module')
+def tree(tmp_path_factory) -> Path:
+    """results/runs/<cell>/seed~s and results/experiments/chapter/seed~s, plus a temporary and a stray folder."""
+    root = tmp_path_factory.mktemp('results')
+    for cell, overrides in CELLS.items():
+        for seed in SEEDS:
+            train_run(root / 'runs', cell, seed, overrides)
+    for seed in SEEDS:
+        experiment_runs(root / 'experiments', seed)
+    (root / 'runs' / 'baseline' / '.seed~9.tmp-1').mkdir()  # an unfinished write: has run.json, is hidden
+    (root / 'runs' / 'baseline' / '.seed~9.tmp-1' / 'run.json').write_text('{not json')
+    (root / 'runs' / 'stray').mkdir()  # no run.json: not a run
+    return root
+
+
+@pytest.fixture(scope='module')
+def runs(tree):
+    return load_runs(tree / 'runs', tree / 'experiments')
+
+
+@pytest.fixture(scope='module')
+def ctx(runs) -> Context:
+    return Context.build(runs)
+
+
+def seed_values(runs, cell: str, metric: str) -> np.ndarray:
+    s = runs.summaries
+    return s[(s['name'] == cell) & (s['metric'] == metric)].sort_values('seed')['value'].to_numpy()
+
+
+# --- reading ------------------------------------------------------------------------------------------------
+
+def test_find_runs_skips_temporaries_and_folders_without_run_json(tree):
+    found = find_runs(tree)
+    assert len(found) == len(CELLS) * len(SEEDS) + 5 * len(SEEDS) + 1
+    assert not any('.seed' in str(p) or p.name == 'stray' for p in found)
+    assert find_runs(tree / 'missing') == []
+
+
+def test_load_reads_configs_summaries_and_tables(runs):
+    assert sorted(runs.configs) == sorted(CELLS)
+    assert 'seed' not in runs.configs['baseline'] and runs.configs['lam0.95']['lam'] == 0.95
+    assert runs.configs['kl0.02']['target_kl'] == 0.02 and runs.configs['baseline']['target_kl'] is None
+    assert len(runs.table('iterations')) == len(CELLS) * len(SEEDS) * 30
+    assert runs.table('iterations')['ev'].isna().sum() == len(CELLS) * len(SEEDS) * 5 + len(SEEDS) * 25
+    assert set(runs.table('epochs')['name']) == set(CELLS) - {'reinforce'}  # its epochs.csv is empty
+    records = runs.table('records')
+    assert set(records.loc[records['table'] == 'T2', 'row']) == {'0-8', '8-16', '16-64'}
+    assert records['value'].dtype == float and records['row'].map(type).eq(str).all()
+    assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'path']
+    assert runs.summaries[runs.summaries['metric'] == 'diverged']['value'].eq(0.0).all()
+
+
+def test_load_names_a_broken_run_json(tmp_path):
+    (tmp_path / 'cell' / 'seed~0').mkdir(parents=True)
+    (tmp_path / 'cell' / 'seed~0' / 'run.json').write_text('{broken')
+    with pytest.raises(ValueError, match=r'seed~0/run.json is not valid JSON'):
+        load_runs(tmp_path)
+
+
+def test_values_derive_the_chapter_figures_of_a_run(tree, ctx):
+    its = pd.read_csv(tree / 'runs' / 'baseline' / 'seed~2' / 'iterations.csv')
+    mine = ctx.values[(ctx.values['source'] == 'baseline') & (ctx.values['seed'] == 2) & (ctx.values['row'] == '')]
+    mine = mine.set_index('metric')['value']
+    assert mine['reward_1_10'] == pytest.approx(its['reward'][:10].mean())
+    assert mine['reward_21_30'] == pytest.approx(its['reward'][20:30].mean())
+    assert mine['ev_mean'] == pytest.approx(its['ev'].dropna().mean())
+    assert mine['pass_train'] == seed_values(ctx_runs := load_runs(tree / 'runs'), 'baseline', 'pass_train')[2]
+    epochs = pd.read_csv(tree / 'runs' / 'baseline' / 'seed~2' / 'epochs.csv')
+    kl = ctx.values[(ctx.values['source'] == 'baseline') & (ctx.values['seed'] == 2) & (ctx.values['metric'] == 'approx_kl')]
+    assert kl.set_index('row')['value'].to_dict() == pytest.approx(
+        {f'epoch={e + 1}': epochs.loc[epochs['epoch'] == e, 'approx_kl'].mean() for e in range(4)})
+    assert len(ctx_runs.runs) == len(CELLS) * len(SEEDS)
+
+
+def test_an_incomplete_block_of_iterations_is_missing_not_partial(tmp_path):
+    train_run(tmp_path, 'short', 0, dict(iterations=15))
+    got = values(load_runs(tmp_path))
+    metrics = set(got.loc[got['row'] == '', 'metric'])
+    assert {'reward_1_10', 'ev_mean', 'pass_train'} <= metrics and not {'reward_11_20', 'reward_21_30'} & metrics
+
+
+# --- cells and comparisons ----------------------------------------------------------------------------------
+
+def test_baseline_axes_and_selection(runs):
+    configs = runs.configs
+    assert find_baseline(configs) == 'baseline'
+    renamed = {('chapter' if k == 'baseline' else k): v for k, v in configs.items()}
+    assert find_baseline(renamed, defaults=CHAPTER['defaults']) == 'chapter'
+    assert find_baseline(renamed) is None
+    assert axes(configs, 'baseline') == {'epochs': ['epochs8'], 'lam': ['lam0.9', 'lam0.95'],
+                                         'target_kl': ['kl0.02'], 'value_clip': ['vclip-none']}
+    assert axes(configs, None) == {}
+    assert select(configs, {}, 'baseline') == 'baseline'
+    assert select(configs, {'lam': 1.0}, 'baseline') == 'baseline'
+    assert select(configs, {'lam': 0.95}, 'baseline') == 'lam0.95'
+    assert select(configs, {'algorithm': 'reinforce'}, 'baseline') == 'reinforce'
+    assert select(configs, {'lam': 0.5}, 'baseline') is None
+
+
+def test_comparisons_against_the_baseline(runs, ctx):
+    table = compare(ctx.values, ctx.configs, ctx.baseline)
+    assert set(table['axis']) == {'epochs', 'lam', 'target_kl', 'value_clip'}
+    row = table[(table['cell'] == 'lam0.95') & (table['metric'] == 'pass_heldout')].iloc[0]
+    x, base = seed_values(runs, 'lam0.95', 'pass_heldout'), seed_values(runs, 'baseline', 'pass_heldout')
+    ref = scipy_stats.ttest_ind(x, base, equal_var=False)
+    assert row['diff'] == pytest.approx(x.mean() - base.mean()) and row['p'] == pytest.approx(ref.pvalue)
+    assert (row['ci_low'], row['ci_high']) == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    assert (row['n_baseline'], row['n_cell'], row['level']) == (5, 5, '0.95')
+    lam = table[(table['axis'] == 'lam') & (table['metric'] == 'pass_heldout')]
+    assert lam['q'].to_numpy() == pytest.approx(scipy_stats.false_discovery_control(lam['p'].to_numpy()))
+    steps = table[(table['cell'] == 'epochs8') & (table['metric'] == 'gradient_steps')].iloc[0]
+    assert steps['status'] == 'zero variance' and steps['diff'] == 480 and steps['power_status'] == 'undefined'
+    assert pd.isna(steps['n_80'])
+    ok = table[table['power_status'] == 'ok']
+    assert len(ok) and ok['n_80'].ge(2).all()
+    assert compare(ctx.values, ctx.configs, None).empty
+
+
+# --- the chapter's tables and the claims ledger -------------------------------------------------------------
+
+def test_chapter_tables_hold_every_figure(runs, ctx):
+    table = chapter_tables(ctx)
+    assert len(table) == sum(len(m) for t in CHAPTER['tables'].values() for m in t['values'].values())
+    t7 = table[(table['table'] == 'T7') & (table['row'] == 'lam=0.95') & (table['metric'] == 'pass_train')].iloc[0]
+    assert t7['mean'] == pytest.approx(seed_values(runs, 'lam0.95', 'pass_train').mean())
+    assert (t7['source'], t7['chapter'], t7['n']) == ('lam0.95', '0.925', 5)
+    assert t7['inside_pi'] == ('yes' if t7['pi_low'] - 5e-4 <= 0.925 <= t7['pi_high'] + 5e-4 else 'no')
+    t8 = table[table['table'] == 'T8']
+    assert set(t8['source']) == {'baseline'} and t8['n'].eq(5).all()
+    t4 = table[table['table'] == 'T4']
+    assert t4['n'].eq(1).all() and t4['status'].eq('n=1').all() and t4['inside_pi'].eq('yes').all()  # exact
+    t1 = table[(table['table'] == 'T1') & (table['row'] == 'k=0') & (table['metric'] == 'ess_over_n')].iloc[0]
+    assert (t1['status'], t1['inside_pi'], t1['source']) == ('constant', 'yes', 'importance_weights')
+
+
+def test_chapter_tables_without_runs_are_empty_not_broken(tmp_path):
+    table = chapter_tables(Context.build(load_runs(tmp_path)))
+    assert table['status'].eq('empty').all() and table['inside_pi'].eq('n/a').all() and table['n'].eq(0).all()
+
+
+def test_check_value_widens_by_the_print_rounding():
+    summary = describe([0.1, 0.1, 0.1])
+    assert check_value(summary, '0.10')['inside'] and not check_value(summary, '0.11')['inside']
+    assert check_value(describe([0.3]), '0.3') is None and check_value(describe([0.3]), '0.3', exact=True)['inside']
+
+
+def test_resolve_minus_pairs_by_seed_and_refuses_mixed_groups(ctx):
+    gap = resolve(dict(table='T1', row='k=10', metric='fresh_pass', minus=dict(metric='is_estimate')), ctx)
+    a = resolve(dict(table='T1', row='k=10', metric='fresh_pass'), ctx).values
+    b = resolve(dict(table='T1', row='k=10', metric='is_estimate'), ctx).values
+    assert gap.values.to_dict() == pytest.approx((a - b).to_dict()) and gap.group == 'importance_weights'
+    mixed = resolve(dict(table='T8', row='epoch=4', metric='approx_kl', minus=dict(table='T10')), ctx)
+    assert mixed.values.empty and 'different runs' in mixed.note
+
+
+def test_the_ledger_covers_the_chapter(ctx):
+    claims = load_claims()
+    assert len(claims['claims']) >= 30 and len({c['id'] for c in claims['claims']}) == len(claims['claims'])
+    assert {c['kind'] for c in claims['claims']} == set(KINDS)
+    for claim in claims['claims']:  # every input names a figure the chapter printed or a trainer metric
+        for spec in expand(claim['inputs']):
+            if 'table' in spec:
+                table = CHAPTER['tables'][spec['table']]
+                assert spec['row'] in table['values'] or spec['row'].startswith('epoch='), (claim['id'], spec)
+    out = ledger(ctx)
+    assert list(out['id']) == [c['id'] for c in claims['claims']]
+    assert set(out['verdict']) <= {'reproduced', 'not reproduced', 'inconclusive'}
+    decided = out[out['verdict'] != 'inconclusive']
+    assert decided['test'].ne('').all() and decided['p'].notna().all() and decided['numbers'].ne('').all()
+    by_id = out.set_index('id')
+    assert by_id.loc['heldout-below-train-lam1', 'verdict'] == 'reproduced'
+    assert by_id.loc['ppo-faster-than-reinforce', 'verdict'] == 'reproduced'
+    assert by_id.loc['ppo-heldout-below-reinforce', 'verdict'] == 'reproduced'
+    assert by_id.loc['clip-cuts-kl-25x', 'test'] == 'prediction t'
+    assert by_id.loc['dual-clip-loss', 'verdict'] == 'reproduced' and by_id.loc['dual-clip-loss', 'n'] == 1
+
+
+def claim(kind: str, inputs: list[dict], **extra) -> dict:
+    return dict(id='x', claim='test', source='test', kind=kind, inputs=inputs, **extra)
+
+
+TRAIN_HELD = [{'cell': {}, 'metric': 'pass_train'}, {'cell': {}, 'metric': 'pass_heldout'}]
+KL = {'table': 'T8', 'metric': 'approx_kl'}
+
+
+@pytest.mark.parametrize('spec, verdict, test', [
+    (claim('greater_than', TRAIN_HELD), 'reproduced', 'paired t'),
+    (claim('less_than', TRAIN_HELD), 'not reproduced', 'paired t'),
+    (claim('greater_than', TRAIN_HELD[:1], than=0.99), 'not reproduced', 'one-sample t'),
+    (claim('monotone_increasing', [dict(KL, rows=['epoch=1', 'epoch=2', 'epoch=3'])]), 'reproduced', 'paired t'),
+    (claim('monotone_decreasing', [dict(KL, rows=['epoch=1', 'epoch=2'])]), 'not reproduced', 'paired t'),
+    (claim('ratio_about', [dict(KL, row='epoch=2'), dict(KL, row='epoch=1')], target=4, tolerance=0.25),
+     'reproduced', 'prediction t'),
+    (claim('ratio_about', [dict(KL, row='epoch=2'), dict(KL, row='epoch=1')], target=40, tolerance=0.25),
+     'not reproduced', 'prediction t'),
+    (claim('ratio_about', [{'cell': {'epochs': 8}, 'metric': 'gradient_steps'}, {'cell': {}, 'metric': 'gradient_steps'}],
+           target=2, tolerance=0.01), 'reproduced', 'exact (no variance)'),
+    (claim('no_difference', [{'cell': {}, 'metric': 'pass_train'}, {'cell': {'lam': 0.95}, 'metric': 'pass_train'}],
+           margin=0.2), 'reproduced', 'TOST (Welch t, margin 0.2)'),
+    (claim('no_difference', TRAIN_HELD, margin=0.05), 'not reproduced', 'paired t'),
+    (claim('no_difference', [{'cell': {}, 'metric': 'pass_train'}, {'cell': {'lam': 0.95}, 'metric': 'pass_train'}],
+           margin=0.001), 'inconclusive', 'TOST (Welch t, margin 0.001)'),
+    (claim('interval_contains', [{'table': 'T7', 'row': 'lam=1.0', 'metric': 'pass_train', 'value': '0.9'}]),
+     'reproduced', 'prediction t'),
+    (claim('interval_contains', [{'table': 'T7', 'row': 'lam=1.0', 'metric': 'pass_train', 'value': '0.5'}]),
+     'not reproduced', 'prediction t'),
+])
+def test_every_verdict_of_every_kind_is_reachable(ctx, spec, verdict, test):
+    out = evaluate(spec, ctx)
+    assert (out['verdict'], out['test']) == (verdict, test), out
+    assert math.isfinite(out['p']) and out['n'] >= 5
+
+
+def test_missing_inputs_and_too_few_seeds_are_inconclusive(tree, tmp_path, ctx):
+    out = evaluate(claim('greater_than', [{'cell': {'lam': 0.5}, 'metric': 'pass_train'}, TRAIN_HELD[0]]), ctx)
+    assert out['verdict'] == 'inconclusive' and out['note'] == 'no trainer cell with lam=0.5'
+    trainer_only = Context.build(load_runs(tree / 'runs'))
+    out = evaluate(claim('interval_contains', [{'table': 'T1', 'row': 'k=1', 'metric': 'ess_over_n'}]), trainer_only)
+    assert out['verdict'] == 'inconclusive' and out['note'] == 'no experiment records T1 k=1 ess_over_n'
+    for seed in (0, 1):
+        train_run(tmp_path, 'baseline', seed, {})
+    two = Context.build(load_runs(tmp_path))
+    out = evaluate(claim('greater_than', TRAIN_HELD), two)
+    assert out['verdict'] == 'inconclusive' and 'n=2 < 3' in out['note'] and math.isnan(out['p'])
+    assert evaluate(claim('greater_than', TRAIN_HELD), two, min_seeds=2)['verdict'] == 'reproduced'
+    empty = ledger(Context.build(load_runs(tmp_path / 'nothing')))
+    assert empty['verdict'].eq('inconclusive').all() and empty['note'].ne('').all()
+
+
+# --- outputs ------------------------------------------------------------------------------------------------
+
+def read_tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob('*')) if p.is_file()}
+
+
+def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tree, tmp_path):
+    from analysis.__main__ import main
+    args = ['--runs', str(tree / 'runs'), '--experiments', str(tree / 'experiments')]
+    assert main(['aggregate', *args, '--out', str(tmp_path / 'a')]) == 0
+    first = read_tree(tmp_path / 'a')
+    tables = {f'tables/{t}.{ext}' for t in list(CHAPTER['tables']) + ['cells', 'epochs', 'experiments', 'comparisons',
+                                                                     'chapter', 'claims', 'runs'] for ext in ('md', 'csv')}
+    figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_lam',
+                                              'forest_epochs', 'forest_target_kl', 'forest_value_clip']
+               for ext in ('svg', 'png')}
+    assert set(first) == tables | figures | {'README.md', 'claims.md'}  # and no temporary file left behind
+    assert all(first.values())
+    assert first['figures/fig8_1.svg'].startswith(b'<?xml') and first['figures/fig8_1.png'][:4] == b'\x89PNG'
+    readme = first['README.md'].decode()
+    assert '## Claims' in readme and '| pass_train | baseline | 5 |' in readme and '(tables/T7.md)' in readme
+    assert first['claims.md'].decode().count('\n| ') == len(load_claims()['claims']) + 1
+    cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
+    assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
+                                   'method', 'status']
+    # a second analysis of the same run directories: the same bytes (figures: one with data, re-rendered)
+    runs = load_runs(tree / 'runs', tree / 'experiments')
+    aggregate(runs, tmp_path / 'b', parts=('tables', 'claims'))
+    second = read_tree(tmp_path / 'b')
+    assert set(second) == tables | {'claims.md'} and all(second[k] == first[k] for k in second)
+    with style():
+        figure_8_3(Context.build(runs), tmp_path / 'c' / 'fig8_3')
+    assert read_tree(tmp_path / 'c') == {k.removeprefix('figures/'): v for k, v in first.items() if 'fig8_3' in k}
+
+
+def test_bca_option_and_a_part_alone(tree, tmp_path):
+    runs = load_runs(tree / 'runs' / 'baseline')
+    paths = aggregate(runs, tmp_path, parts=('tables',), method='bca', seed=3)
+    assert (tmp_path / 'tables' / 'cells.md').exists() and not (tmp_path / 'README.md').exists()
+    cells = pd.read_csv(tmp_path / 'tables' / 'cells.csv')
+    assert set(cells['method']) == {'bca'} and all(p.exists() for p in paths)
+
+
+def test_markdown_marks_missing_values_and_escapes_pipes():
+    text = to_markdown(pd.DataFrame(dict(a=[math.nan, 1.23456], b=['x|y', None])))
+    assert text == '| a | b |\n|---|---|\n| – | x\\|y |\n| 1.235 | – |\n'
+
+
+def test_analysis_never_imports_torch_or_agentrl():
+    code = ('import sys, analysis.report, analysis.__main__; '
+            'bad = {"torch", "agentrl"} & set(sys.modules); assert not bad, bad')
+    subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True)
+
+
+def test_no_runs_at_all_still_gives_every_output(tmp_path):
+    paths = aggregate(load_runs(tmp_path / 'none'), tmp_path / 'out')
+    assert {p.name for p in paths} >= {'README.md', 'claims.md', 'T1.md', 'cells.csv', 'fig8_1.svg', 'fig8_2.png'}
+    assert 'inconclusive' in (tmp_path / 'out' / 'claims.md').read_text()
+
+
+def test_inputs_of_one_group_without_common_seeds_are_inconclusive(tmp_path, ctx):
+    for seed, row in ((0, 'clipped'), (1, 'clipped'), (2, 'clipped'), (3, 'unclipped'), (4, 'unclipped'), (5, 'unclipped')):
+        write_run(tmp_path / 'trust_region' / f'seed~{seed}', dict(kind='experiment', name='trust_region', seed=seed),
+                  dict(records=[dict(table='T6', row=row, metric='approx_kl', value=0.1 * (seed + 1))]))
+    spec = claim('less_than', [dict(table='T6', row='clipped', metric='approx_kl'),
+                               dict(table='T6', row='unclipped', metric='approx_kl')])
+    out = evaluate(spec, Context.build(load_runs(tmp_path)))
+    assert out['verdict'] == 'inconclusive' and out['note'] == 'only 0 seeds in common (< 3)'

@@ -1,0 +1,129 @@
+import json
+import math
+
+import pytest
+import torch
+
+import agentrl as arl
+from agentrl.cli import main
+from agentrl.config import TrainConfig
+from agentrl.trainer import adapt_beta
+
+TOK = arl.build_tokenizer(arl.make_tasks('all'))
+SHORT = dict(iterations=2, episodes_per_iteration=16, critic_warmup_steps=5, critic_warmup_episodes_per_task=2,
+             eval_episodes_per_task=2)
+
+
+@pytest.fixture(scope='module')
+def base():
+    torch.set_num_threads(1)
+    return arl.make_base_agent(TOK)
+
+
+@pytest.mark.parametrize('field, value, message', [
+    ('lam', 1.5, r'lam=1.5 is out of range; expected \[0, 1\]'),
+    ('lam', -0.1, r'lam=-0.1'),
+    ('gamma', 2.0, r'gamma=2.0'),
+    ('epochs', 0, r'epochs=0 is out of range; expected an integer >= 1'),
+    ('epochs', 2.5, r'epochs=2.5'),
+    ('minibatches', 0, r'minibatches=0'),
+    ('minibatches', 128, r'minibatches=128 is more than episodes_per_iteration=64'),
+    ('clip_low', -0.2, r'clip_low=-0.2'),
+    ('clip_high', -1.0, r'clip_high=-1.0'),
+    ('value_clip', -0.05, r'value_clip=-0.05'),
+    ('target_kl', -0.01, r'target_kl=-0.01'),
+    ('dual_clip', 0.5, r'dual_clip=0.5 is out of range; expected > 1 or None'),
+    ('lr', 0.0, r'lr=0.0'),
+    ('loss_mode', 'mean', r"loss_mode='mean' is not allowed; expected one of token_mean"),
+    ('early_stop', 'batch', r"early_stop='batch'"),
+    ('algorithm', 'grpo', r"algorithm='grpo'"),
+    ('seed', -1, r'seed=-1'),
+])
+def test_out_of_range_config_values_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**{field: value})
+
+
+def test_config_is_frozen_and_round_trips():
+    config = TrainConfig(lam=0.95, target_kl=0.02, value_clip=None)
+    with pytest.raises(AttributeError):
+        config.lam = 0.9
+    assert TrainConfig.from_dict(config.to_dict()) == config
+    with pytest.raises(ValueError, match='unknown config key.*lamda'):
+        TrainConfig.from_dict({'lamda': 0.9})
+
+
+def test_norm_mode_needs_a_norm_const():
+    with pytest.raises(ValueError, match='norm_const=None'):
+        TrainConfig(loss_mode='seq_mean_token_sum_norm')
+
+
+def test_same_config_and_seed_give_identical_numbers(base):
+    first, second = (arl.train(base, TOK, TrainConfig(**SHORT)) for _ in range(2))
+    assert first.iterations[0]['reward'] == second.iterations[0]['reward']
+    strip = lambda records: [{k: v for k, v in r.items() if not k.endswith('_s')} for r in records]
+    assert strip(first.iterations) == strip(second.iterations)
+    assert first.minibatches == second.minibatches
+    other = arl.train(base, TOK, TrainConfig(**SHORT, seed=1))
+    assert strip(other.iterations) != strip(first.iterations)
+
+
+def test_records_have_the_shape_the_analysis_needs(base):
+    result = arl.train(base, TOK, TrainConfig(**SHORT, epochs=3, minibatches=2))
+    assert [r['iteration'] for r in result.iterations] == [0, 1]
+    assert len(result.epochs) == 2 * 3 and len(result.minibatches) == 2 * 3 * 2
+    assert {'clip_frac', 'approx_kl', 'ratio_min', 'ratio_max', 'clip_frac_low', 'clip_frac_high', 'clip_frac_dual',
+            'kl_k1', 'entropy', 'grad_norm', 'value_loss'} <= set(result.epochs[0])
+    summary = result.summary
+    assert summary['diverged'] is False and summary['gradient_steps'] == 12
+    assert 0 <= summary['pass_train'] <= 1 and 0 <= summary['pass_heldout'] <= 1
+
+
+def test_early_stopping_per_epoch_and_per_minibatch(base):
+    epoch = arl.train(base, TOK, TrainConfig(**SHORT, epochs=8, target_kl=1e-6))
+    assert all(r['epochs_used'] == 1 for r in epoch.iterations)  # the first epoch already passes the target
+    minibatch = arl.train(base, TOK, TrainConfig(**SHORT, epochs=8, target_kl=1e-6, early_stop='minibatch'))
+    assert all(r['gradient_steps'] < 4 for r in minibatch.iterations)
+
+
+def test_kl_penalty_beta_adapts():
+    assert adapt_beta(1.0, 0.1, 0.01) == 2.0
+    assert adapt_beta(1.0, 0.001, 0.01) == 0.5
+    assert adapt_beta(1.0, 0.01, 0.01) == 1.0
+
+
+def test_reinforce_baseline_is_a_run_of_the_same_form(base):
+    result = arl.train(base, TOK, TrainConfig(algorithm='reinforce', lr=2e-3, **SHORT))
+    assert [r['gradient_steps'] for r in result.iterations] == [1, 1]
+    assert len(result.minibatches) == 2 and not result.summary['diverged']
+
+
+def test_diverged_run_stops_and_is_marked(base):
+    result = arl.train(base, TOK, TrainConfig(**{**SHORT, 'iterations': 4}, lr=1e30))
+    assert result.summary['diverged'] is True
+    assert result.summary['diverged_at'] == len(result.iterations) < 4
+    assert 'NaN' in result.summary['diverged_reason'] or 'nan' in result.summary['diverged_reason']
+
+
+def test_cli_writes_a_complete_run_directory(base, tmp_path, capsys):
+    config = tmp_path / 'short.json'
+    config.write_text(json.dumps(SHORT))
+    out = tmp_path / 'runs' / 'short' / 'seed~3'
+    main(['train', '--config', str(config), '--seed', '3', '--out', str(out)])
+    meta = json.loads((out / 'run.json').read_text())
+    assert meta['seed'] == 3 and meta['config']['seed'] == 3 and meta['config']['iterations'] == 2
+    assert {'pass_train', 'pass_heldout', 'diverged', 'gradient_steps'} <= set(meta['summary'])
+    assert {'git_commit', 'torch', 'threads', 'wall_s', 'host'} <= set(meta['provenance'])
+    assert meta['provenance']['threads'] == 1
+    for table in ('iterations', 'epochs', 'minibatches'):
+        assert (out / f'{table}.csv').read_text().count('\n') > 1
+    assert sorted(p.name for p in out.parent.iterdir()) == ['seed~3']  # no temporary left behind
+    assert 'iter   2/2 | reward' in capsys.readouterr().err
+
+
+def test_cli_rejects_a_bad_config_naming_the_value(tmp_path):
+    config = tmp_path / 'bad.json'
+    config.write_text(json.dumps({'epochs': 0}))
+    with pytest.raises(SystemExit, match='epochs=0'):
+        main(['train', '--config', str(config), '--seed', '0', '--out', str(tmp_path / 'run')])
+    assert not (tmp_path / 'run').exists()
