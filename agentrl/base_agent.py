@@ -25,8 +25,9 @@ _SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses
 
 
 def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig) -> str:
-    """Hash of everything that decides the weights: tasks, vocabulary, configs and the code that uses them."""
-    tasks = [[t.name, t.params, t.reference, t.bug_line, t.right, t.wrong] for t in make_tasks('all')]
+    """Hash of everything that decides the weights: what pretraining reads of the tasks (their names,
+    and their programs, which it excludes), the vocabulary, the configs and the code that uses them."""
+    tasks = [[t.name, t.reference] for t in make_tasks('all')]
     code = hashlib.sha256(b''.join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)).hexdigest()
     blob = json.dumps(dict(format=CACHE_FORMAT, tasks=tasks, vocab=tok.vocab, model=model_config.to_dict(),
                            pretrain=asdict(config), code=code, torch=torch.__version__.split('+')[0]),

@@ -12,6 +12,7 @@ import random
 
 from .lang import (COMPARISONS, OPERATORS, Line, candidate_repairs, parse_program, replace_token, run,
                    sample_repair, token_kind)
+from .task_set import HELDOUT, TRAIN
 
 SPLITS = ('all', 'train', 'heldout')
 
@@ -72,57 +73,21 @@ def scope(params: tuple[str, ...], program: tuple[Line, ...], line_index: int) -
     return tuple(dict.fromkeys(params + targets))
 
 
-def _task(name: str, params: str, reference: str, bug: tuple[int, str, str]) -> Task:
-    return Task(name, tuple(params.split()), tuple(line.strip() for line in reference.split(';')), *bug)
-
-
-_TRAIN = (
-    _task('clamp', 'a b', 't = a + b ; if t > 9 then t = 9 ; return t', (1, '+', '-')),
-    _task('scale', 'a b', 't = a * 3 ; t = t + b ; return t', (2, '+', '*')),
-    _task('spread', 'a b', 't = a - b ; if t < 0 then t = 0 - t ; return t', (2, '-', '+')),
-    _task('bonus', 'a b c', 't = a + b ; if c > 5 then t = t + 1 ; return t', (1, 'b', 'c')),
-    _task('peak', 'a b', 't = a ; if b > a then t = b ; return t', (1, 'a', 'b')),
-    _task('floor', 'a b', 't = a - b ; if t < 0 then t = 0 ; return t', (1, '-', '+')),
-    _task('volume', 'a b c', 't = a * b ; t = t * c ; return t', (2, '*', '+')),
-    _task('offset', 'a b', 't = b + 2 ; t = t - a ; return t', (2, 't', 'b')),
-    _task('gap', 'a b', 't = b - a ; return t', (1, 'b', 'a')),
-    _task('square', 'a b', 't = a * a ; t = t + b ; return t', (2, '+', '-')),
-    _task('pick', 'a b c', 't = b ; if a == 0 then t = c ; return t', (2, '==', '!=')),
-    _task('toll', 'a b', 't = a + b ; if a >= 5 then t = t - 1 ; return t', (1, 'b', 'a')),
-    _task('mix', 'a b c', 't = a + b ; t = t * c ; return t', (1, '+', '*')),
-    _task('step', 'a b', 't = a + 1 ; if t > b then t = b ; return t', (1, '+', '*')),
-    _task('twice', 'a b', 't = a + b ; t = t + t ; return t', (2, '+', '*')),
-    _task('limit', 'a b', 't = a * 2 ; if t > b then t = b ; return t', (2, '>', '<')),
-    _task('nudge', 'a b c', 't = a - c ; t = t + b ; return t', (1, '-', '+')),
-    _task('lift', 'a b', 't = b - 1 ; if t < 0 then t = 0 ; return t', (1, 'b', 'a')),
-    _task('total', 'a b c', 't = a + b ; u = t + c ; return u', (2, 'c', 'b')),
-    _task('tally', 'a b', 't = a + 3 ; t = t * b ; return t', (2, '*', '-')),
-)
-
-_HELDOUT = (
-    _task('shift', 'a b', 't = a + b ; t = t - 4 ; return t', (2, '4', '5')),
-    _task('maxsum', 'a b c', 't = a ; if c > t then t = c ; t = t + b ; return t', (2, 'c', 'b')),
-    _task('trim', 'a b', 't = a * b ; if t >= 9 then t = 8 ; return t', (2, '>=', '<=')),
-    _task('debt', 'a b c', 't = a - b ; t = t - c ; return t', (2, '-', '+')),
-    _task('blend', 'a b', 't = a * 2 ; u = t + b ; return u', (2, 't', 'a')),
-    _task('guard', 'a b', 't = b ; if a != 0 then t = a + b ; return t', (2, '!=', '==')),
-    _task('ramp', 'a b', 't = a + 2 ; t = t + b ; return t', (1, '2', '3')),
-    _task('cap', 'a b c', 't = a + c ; if t > b then t = b ; return t', (1, '+', '-')),
-    _task('weigh', 'a b', 't = a * 3 ; t = t - b ; return t', (1, '3', '4')),
-    _task('bound', 'a b', 't = a - b ; if t > 3 then t = 3 ; return t', (2, '3', '4')),
-)
-
-
 def make_tasks(split: str = 'all') -> list[Task]:
     """The tasks of one split: 'all' (30), 'train' (20) or 'heldout' (10)."""
     if split not in SPLITS:
         raise ValueError(f'unknown split {split!r}; expected one of {", ".join(SPLITS)}')
-    return list({'all': _TRAIN + _HELDOUT, 'train': _TRAIN, 'heldout': _HELDOUT}[split])
+    train, heldout = [_task(*spec) for spec in TRAIN], [_task(*spec) for spec in HELDOUT]
+    return {'all': train + heldout, 'train': train, 'heldout': heldout}[split]
+
+
+def _task(name: str, params: str, reference: str, bug: tuple[int, str, str]) -> Task:
+    return Task(name, tuple(params.split()), tuple(line.strip() for line in reference.split(';')), *bug)
 
 
 def task_names() -> tuple[str, ...]:
     """Every task name, train then held-out."""
-    return tuple(task.name for task in _TRAIN + _HELDOUT)
+    return tuple(spec[0] for spec in TRAIN + HELDOUT)
 
 
 def passes_all(task: Task, program: tuple[Line, ...]) -> bool:
