@@ -73,8 +73,8 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
     gen, targets = torch.Generator().manual_seed(WARMUP_SHUFFLE_SEED + config.seed), mc_returns(data)
     for _ in range(config.critic_warmup_steps):
         idx = torch.randint(len(targets), (32,), generator=gen)
-        values = critic_values(critic, data['ids'][idx])
-        loss = masked_mean((values - targets[idx]) ** 2, data['action_mask'][idx])
+        ids, mb_targets, mb_mask = trim(data['ids'][idx], tok.pad_id, targets[idx], data['action_mask'][idx])
+        loss = masked_mean((critic_values(critic, ids) - mb_targets) ** 2, mb_mask)
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -1,0 +1,79 @@
+"""Run directories -> tidy pandas frames (design.md, section 4).
+
+A run is a folder holding run.json, found anywhere under a root; folders whose name starts with '.'
+are temporaries of an unfinished write and are skipped. Trainer runs (kind 'train') carry a config
+and per-iteration/epoch/minibatch CSVs; chapter experiments (kind 'experiment') carry records.csv.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+RUN_COLUMNS = ['kind', 'name', 'seed', 'path']
+TABLES = ('iterations', 'epochs', 'minibatches', 'records')
+LABELS = ('table', 'row', 'metric')  # string columns of records.csv
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Everything read from run directories, every frame sorted by (name, seed)."""
+    runs: pd.DataFrame  # one row per run: kind, name, seed, path
+    configs: dict[str, dict]  # trainer cell -> its config without the seed
+    summaries: pd.DataFrame  # name, seed, metric, value: numeric fields of the runs' summaries
+    tables: dict[str, pd.DataFrame]  # CSV name -> rows of every run, name and seed first
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One CSV table over all runs; an empty frame with name and seed columns when no run has it."""
+        return self.tables.get(name, pd.DataFrame(columns=['name', 'seed']))
+
+
+def find_runs(root: Path | str) -> list[Path]:
+    """Run directories under root (sorted), skipping any path through a hidden folder."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = (p.parent for p in root.rglob('run.json'))
+    return sorted(p for p in found if not any(part.startswith('.') for part in p.relative_to(root).parts))
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    """A run's CSV: an empty field is NaN in a numeric column; label columns stay strings, as written."""
+    try:
+        columns = pd.read_csv(path, nrows=0).columns
+    except pd.errors.EmptyDataError:  # a table with no records (REINFORCE runs have no epochs)
+        return pd.DataFrame()
+    return pd.read_csv(path, keep_default_na=False, dtype={c: str for c in LABELS if c in columns},
+                       na_values={c: [''] for c in columns if c not in LABELS})
+
+
+def load_runs(*roots: Path | str) -> Runs:
+    """Read every run under the given roots (missing roots are empty)."""
+    meta, configs, summaries, tables = [], {}, [], {name: [] for name in TABLES}
+    for path in sorted({p for root in roots for p in find_runs(root)}):
+        try:
+            info = json.loads((path / 'run.json').read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f'{path / "run.json"} is not valid JSON: {error}') from None
+        name, seed = str(info['name']), int(info['seed'])
+        meta.append(dict(kind=info.get('kind', 'train'), name=name, seed=seed, path=str(path)))
+        if 'config' in info:
+            configs.setdefault(name, {k: v for k, v in info['config'].items() if k != 'seed'})
+        summaries += [dict(name=name, seed=seed, metric=k, value=float(v))
+                      for k, v in sorted(info.get('summary', {}).items())
+                      if isinstance(v, (int, float))]
+        for table in TABLES:
+            frame = read_csv(path / f'{table}.csv') if (path / f'{table}.csv').exists() else pd.DataFrame()
+            if len(frame):
+                frame.insert(0, 'seed', seed)
+                frame.insert(0, 'name', name)
+                tables[table].append(frame)
+    runs = pd.DataFrame(meta, columns=RUN_COLUMNS).sort_values(['name', 'seed'], ignore_index=True)
+    summaries = pd.DataFrame(summaries, columns=['name', 'seed', 'metric', 'value'])
+    return Runs(runs=runs, configs=dict(sorted(configs.items())),
+                summaries=summaries.sort_values(['name', 'seed', 'metric'], ignore_index=True),
+                tables={k: pd.concat(v, ignore_index=True).sort_values(['name', 'seed'], kind='stable',
+                                                                       ignore_index=True)
+                        for k, v in tables.items() if v})

@@ -1,0 +1,159 @@
+"""Everything the analysis publishes under one folder: tables (Markdown + CSV), figures, the claims
+ledger and an index. Files are written atomically and are byte-identical for the same run directories."""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .chapter import Context, chapter_tables
+from .claims import VERDICTS, ledger
+from .compare import compare
+from .figures import write_figures
+from .files import write_text
+from .load import Runs
+from .metrics import EPOCH, TRAIN
+from .stats import summarize
+from .text import number
+
+CSV_DIGITS, MARKDOWN_DIGITS = 6, 4
+DATA_TABLES = ('F8.1',)  # per-episode records drawn as points, not summarised across seeds
+CHAPTER_VIEW = ['row', 'metric', 'chapter', 'mean', 'ci_low', 'ci_high', 'pi_low', 'pi_high', 'n', 'status',
+                'inside_pi', 'source']
+README_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30')
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    """CSV with fixed float formatting (6 significant digits), missing values empty, '\\n' line ends."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator='\n')
+    writer.writerow(frame.columns)
+    for row in frame.itertuples(index=False):
+        writer.writerow([number(v, CSV_DIGITS, '') for v in row])
+    return buffer.getvalue()
+
+
+def to_markdown(frame: pd.DataFrame) -> str:
+    """A GitHub Markdown table, 4 significant digits, missing values as '–'."""
+    def cell(value) -> str:
+        return number(value, MARKDOWN_DIGITS).replace('|', '\\|').replace('\n', ' ')
+    lines = ['| ' + ' | '.join(map(str, frame.columns)) + ' |', '|' + '---|' * len(frame.columns)]
+    lines += ['| ' + ' | '.join(cell(v) for v in row) + ' |' for row in frame.itertuples(index=False)]
+    return '\n'.join(lines) + '\n'
+
+
+def write_table(frame: pd.DataFrame, stem: Path, title: str = '') -> list[Path]:
+    """stem.md (with an optional title) and stem.csv."""
+    heading = f'# {title}\n\n' if title else ''
+    return [write_text(stem.with_suffix('.md'), heading + to_markdown(frame)),
+            write_text(stem.with_suffix('.csv'), to_csv(frame))]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every frame the report shows."""
+    ctx: Context
+    runs: pd.DataFrame
+    cells: pd.DataFrame
+    epochs: pd.DataFrame
+    experiments: pd.DataFrame
+    comparisons: pd.DataFrame
+    chapter: pd.DataFrame
+    claims: pd.DataFrame
+
+
+def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int = 0, alpha: float | None = None,
+            min_seeds: int | None = None) -> Analysis:
+    """Summaries, comparisons, chapter tables and the ledger for the runs read."""
+    ctx = Context.build(runs, baseline)
+    values = ctx.values
+    train = values[values['table'] == TRAIN]
+    cells = summarize(train[train['row'] == ''], ['metric', 'source'], method, seed).rename(columns={'source': 'cell'})
+    per_epoch = train[train['row'].str.startswith(EPOCH)]
+    per_epoch = per_epoch.assign(epoch=per_epoch['row'].str.removeprefix(EPOCH).astype(int))
+    epochs = summarize(per_epoch, ['metric', 'source', 'epoch'], method, seed).rename(columns={'source': 'cell'})
+    records = values[(values['kind'] == 'experiment') & ~values['table'].isin(DATA_TABLES)]
+    experiments = summarize(records, ['table', 'row', 'metric', 'source'], method, seed)
+    inventory = (runs.runs.groupby(['kind', 'name'])['seed']
+                 .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
+    inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
+    return Analysis(ctx, inventory, cells, epochs, experiments, compare(values, ctx.configs, ctx.baseline),
+                    chapter_tables(ctx, method, seed), ledger(ctx, alpha=alpha, min_seeds=min_seeds))
+
+
+def write_tables(result: Analysis, out: Path) -> list[Path]:
+    """results/tables: runs, cells, epochs, experiments, comparisons, chapter and T1..T13."""
+    folder = out / 'tables'
+    paths = write_table(result.runs, folder / 'runs', 'Runs read')
+    paths += write_table(result.cells, folder / 'cells', 'Trainer cells: run-level metrics across seeds')
+    paths += write_table(result.epochs, folder / 'epochs', 'Trainer cells: per-epoch means across seeds')
+    paths += write_table(result.experiments, folder / 'experiments', 'Chapter experiments: records across seeds')
+    paths += write_table(result.comparisons, folder / 'comparisons', 'Each ablation cell against the baseline')
+    paths += write_table(result.chapter, folder / 'chapter', "The chapter's figures against ours")
+    for table, spec in result.ctx.chapter['tables'].items():
+        rows = result.chapter[result.chapter['table'] == table][CHAPTER_VIEW]
+        paths += write_table(rows, folder / table, f'{table}. {spec["title"]} (section {spec["section"]})')
+    return paths
+
+
+def claims_markdown(claims: pd.DataFrame) -> str:
+    """The ledger for readers: verdict counts, then one row per claim."""
+    counts = claims['verdict'].value_counts()
+    lines = ['# Claims ledger', '', f'{len(claims)} claims of Chapter 8: '
+             + ', '.join(f'{int(counts.get(v, 0))} {v}' for v in VERDICTS) + '.', '',
+             "A claim is reproduced when its test on our seeds supports it at the ledger's alpha, not reproduced "
+             'when it does not, and inconclusive when inputs are missing or there are too few seeds.', '']
+    view = claims[['id', 'verdict', 'claim', 'source', 'numbers', 'test', 'statistic', 'p', 'n', 'note']]
+    return '\n'.join(lines) + '\n' + to_markdown(view)
+
+
+def readme(result: Analysis, figures: list[str]) -> str:
+    """results/README.md: what was read, the verdicts, the main tables inline, links to everything else."""
+    counts = result.claims['verdict'].value_counts()
+    chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
+    chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
+                         inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
+                         undecided=int(chapter.loc[t].get('n/a', 0)))
+                    for t, spec in result.ctx.chapter['tables'].items()]
+    main = result.cells[result.cells['metric'].isin(README_METRICS)]
+    compared = result.comparisons[result.comparisons['metric'].isin(README_METRICS[:2])]
+    parts = [
+        '# Results', '',
+        'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
+        'interval of the mean; the chapter printed one seed, so its value is checked against our 95% prediction '
+        'interval for one new seed.', '',
+        f'Baseline cell: `{result.ctx.baseline}`.', '',
+        '## Claims', '',
+        f'{len(result.claims)} claims: ' + ', '.join(f'{int(counts.get(v, 0))} {v}' for v in VERDICTS)
+        + '. The ledger: [claims.md](claims.md).', '',
+        '## Runs', '', to_markdown(result.runs),
+        '## Trainer cells', '', to_markdown(main), 'All metrics: [tables/cells.md](tables/cells.md); per epoch: '
+        '[tables/epochs.md](tables/epochs.md).', '',
+        '## Ablations against the baseline', '', to_markdown(compared),
+        'All metrics: [tables/comparisons.md](tables/comparisons.md).', '',
+        "## The chapter's tables", '', to_markdown(pd.DataFrame(chapter_rows)),
+        'All figures in one table: [tables/chapter.md](tables/chapter.md); experiment records: '
+        '[tables/experiments.md](tables/experiments.md).', '',
+        '## Figures', '', *[f'![{name}](figures/{name}.svg)\n' for name in figures]]
+    return '\n'.join(parts)
+
+
+def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims'), **options) -> list[Path]:
+    """Write the requested parts under out; the index README.md when all three are written."""
+    out = Path(out)
+    result = analyse(runs, **options)
+    paths = []
+    if 'tables' in parts:
+        paths += write_tables(result, out)
+    if 'claims' in parts:
+        paths.append(write_text(out / 'claims.md', claims_markdown(result.claims)))
+        paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
+    if 'figures' in parts:
+        paths += write_figures(result.ctx, runs, result.comparisons, out / 'figures')
+    if set(parts) >= {'tables', 'figures', 'claims'}:
+        figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
+        paths.append(write_text(out / 'README.md', readme(result, figures)))
+    return paths
