@@ -1,0 +1,33 @@
+# PPO on a tiny language-model agent (Chapter 8), across seeds: the table of contents.
+# The design lives in config/config.yaml; README.md, section "The workflow", has the commands.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/base.smk"
+include: "workflow/rules/runs.smk"
+include: "workflow/rules/chapter.smk"
+include: "workflow/rules/analysis.smk"
+
+
+# Every run and experiment is a target as well as the aggregation's input: a run directory removed
+# after the aggregation is rerun (Snakemake does not regenerate a missing intermediate file whose
+# consumers are up to date), and so is the aggregation after it.
+rule all:
+    input:
+        rules.all_runs.input,
+        rules.all_experiments.input,
+        rules.aggregate.output,
+    default_target: True
+    localrule: True

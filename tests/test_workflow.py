@@ -1,0 +1,297 @@
+"""The Snakemake workflow: lint, the default design's size, config validation, and the test design end to end.
+
+Every workflow run happens in its own working directory under tmp_path (--directory), from the
+repository's Snakefile and profile, so that its .snakemake metadata and locks are its own. Jobs
+import agentrl and analysis from the repository (PYTHONPATH) and call `python` from this venv.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
+TEST_CONFIG = REPO / 'config' / 'test.yaml'
+SCHEMA = REPO / 'workflow' / 'schemas' / 'config.schema.yaml'
+TIMING = {'wall_s', 'sample_s'}  # wall-time fields and metrics: differ between any two runs
+PPO_ONLY = ('lambda', 'epochs', 'minibatches', 'eps_high', 'value_clip', 'target_kl')  # REINFORCE ignores these
+
+BASELINE_CELL = 'algo~ppo_lam~1_epochs~2_mb~2_eps_high~0.2_vclip~0.2_kl~none'
+TEST_CELLS = [BASELINE_CELL, 'algo~ppo_lam~0.95_epochs~2_mb~2_eps_high~0.2_vclip~0.2_kl~none', 'algo~reinforce']
+
+
+def environment() -> dict:
+    env = dict(os.environ)
+    env['PATH'] = os.pathsep.join([str(Path(sys.executable).parent), env.get('PATH', '')])
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (env.get('PYTHONPATH'), str(REPO)) if p)
+    return env
+
+
+def command(workdir: Path, config: Path, *args) -> list[str]:
+    return [sys.executable, '-m', 'snakemake', '--snakefile', str(REPO / 'Snakefile'), '--directory', str(workdir),
+            '--configfile', str(config), '--replace-workflow-config',
+            '--profile', str(REPO / 'workflow' / 'profiles' / 'default'), *map(str, args)]
+
+
+def snakemake(workdir: Path, *args, config: Path = TEST_CONFIG, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run snakemake in workdir; stdout and stderr together in .stdout."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(command(workdir, config, *args), cwd=REPO, env=environment(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+
+
+def succeeded(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stdout[-6000:]
+    return result.stdout
+
+
+def dry_run_jobs(workdir: Path, *args, config: Path = TEST_CONFIG) -> list[tuple[str, str]]:
+    """(rule, first output) of every job a dry run lists."""
+    out = succeeded(snakemake(workdir, '--dry-run', *args, config=config))
+    jobs = re.findall(r'^(?:local)?rule (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out, flags=re.M)
+    rules = re.findall(r'^(?:local)?rule (\w+):$', out, flags=re.M)
+    assert len(jobs) == len(rules) - rules.count('all'), out[-3000:]
+    return sorted(jobs + [('all', '')] * rules.count('all'))
+
+
+def write_config(path: Path, **changes) -> Path:
+    """The test config with top-level keys replaced (a key given None is removed)."""
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def expected_cells(config: dict) -> set[tuple]:
+    """The design's distinct cells, computed independently of common.smk: baseline, sweeps, factorial blocks."""
+    baseline = config['baseline']
+    points = [baseline] + [{**baseline, key: level} for key, levels in config.get('sweeps', {}).items()
+                           for level in levels]
+    for block in config.get('factorial', []):
+        points += [{**baseline, **dict(zip(block, levels))} for levels in itertools.product(*block.values())]
+    def key(point):
+        kept = {k: v for k, v in point.items() if point['algorithm'] == 'ppo' or k not in PPO_ONLY}
+        return tuple(sorted((k, float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                            for k, v in kept.items()))
+    return {key(point) for point in points}
+
+
+# --- static checks and dry runs --------------------------------------------------------------
+
+def test_lint_has_no_findings(tmp_path):
+    result = snakemake(tmp_path, '--lint', config=DEFAULT_CONFIG)
+    out = succeeded(result)
+    assert 'Lints for' not in out and 'Congratulations, your workflow is in a good condition' in out, out
+
+
+def test_default_dry_run_lists_the_designs_jobs(tmp_path):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    cells, seeds, experiments = len(expected_cells(config)), len(config['seeds']), len(config['experiments'])
+    # trainer runs, experiment runs, base agent, aggregation, one config file per cell, all
+    expected = cells * seeds + experiments * seeds + 1 + 1 + cells + 1
+    assert (cells, seeds, experiments) == (19, 10, 6)
+    out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
+    counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
+    assert int(counts['total']) == expected == 272, out
+    assert (int(counts['train']), int(counts['cell_config'])) == (cells * seeds, cells)
+    readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
+    assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
+
+
+def test_default_cell_paths_are_canonical(tmp_path):
+    outputs = {output for _, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG)}
+    assert 'results/runs/algo~ppo_lam~0.95_epochs~4_mb~4_eps_high~0.2_vclip~0.2_kl~none/seed~3/run.json' in outputs
+    assert 'results/runs/algo~ppo_lam~1_epochs~8_mb~8_eps_high~0.2_vclip~0.2_kl~none/seed~9/run.json' in outputs
+    assert 'results/runs/algo~reinforce/seed~0/run.json' in outputs
+    assert 'results/experiments/staleness/seed~9/run.json' in outputs
+
+
+def test_the_same_design_listed_differently_gives_the_same_jobs(tmp_path):
+    """Ints for floats, reordered levels, a cell listed twice: the same cells, paths and config contents."""
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    variant = write_config(tmp_path / 'variant.yaml', baseline={**config['baseline'], 'lambda': 1},
+                           sweeps={'lambda': [0.95, 1.0], 'algorithm': ['reinforce', 'ppo']},
+                           factorial=[{'lambda': [1, 0.950], 'epochs': [2]}])
+    assert dry_run_jobs(tmp_path / 'a', config=variant) == dry_run_jobs(tmp_path / 'b', config=TEST_CONFIG)
+
+
+@pytest.mark.parametrize('changes, words', [
+    (dict(seed=[0]), ["'seed' was unexpected"]),
+    (dict(trainer=dict(iteration=2, iterations=2, episodes_per_iteration=16)), ["'iteration' was unexpected"]),
+    (dict(baseline=dict(algorithm='ppo', epochs=0, minibatches=2, eps_high=0.2, value_clip=0.2, target_kl=None,
+                        **{'lambda': 1.0})), ['0 is less than the minimum of 1', "['baseline']['epochs']"]),
+    (dict(sweeps={'lambda': [0.95, 1.5]}), ['1.5 is greater than the maximum of 1', "['sweeps']['lambda']"]),
+    (dict(seeds=[0, 1, 1]), ['has non-unique elements', "['seeds']"]),
+    (dict(sweeps={'epochs': ['four']}), ["'four' is not of type 'integer'", "['sweeps']['epochs']"]),
+    (dict(sweeps={'minibatches': [32]}), ['minibatches=32 is more than episodes_per_iteration=16']),
+])
+def test_a_bad_config_stops_before_any_job(tmp_path, changes, words):
+    result = snakemake(tmp_path / 'work', '--cores', 1, config=write_config(tmp_path / 'bad.yaml', **changes))
+    assert result.returncode != 0
+    for word in words:
+        assert word in result.stdout, result.stdout[-4000:]
+    assert not (tmp_path / 'work' / 'results').exists()
+
+
+def test_conda_environment_pins_the_requirements():
+    pins = dict(line.split('==') for line in (REPO / 'envs' / 'requirements.txt').read_text().split() if '==' in line)
+    env = yaml.safe_load((REPO / 'envs' / 'agentrl.yaml').read_text())
+    pip = next(d['pip'] for d in env['dependencies'] if isinstance(d, dict))
+    pinned = dict(line.split('==') for line in pip if '==' in line)
+    assert {'torch', 'pandas', 'scipy', 'seaborn', 'matplotlib', 'numpy', 'PyYAML'} <= set(pinned)
+    assert {name: pins.get(name) for name in pinned} == pinned
+
+
+def test_the_schema_knows_every_trainconfig_field():
+    from agentrl.config import TrainConfig
+    from agentrl.experiments import EXPERIMENTS
+    schema = yaml.safe_load(SCHEMA.read_text())
+    axis_fields = {'algorithm', 'lam', 'epochs', 'minibatches', 'clip_high', 'value_clip', 'target_kl'}
+    trainer = set(schema['$defs']['trainer']['properties'])
+    assert trainer | axis_fields | {'seed'} == set(TrainConfig.__dataclass_fields__)
+    assert set(schema['$defs']['axes']) == {'algorithm', *PPO_ONLY}
+    assert schema['properties']['experiments']['items']['enum'] == list(EXPERIMENTS)
+    defaults = TrainConfig().to_dict()
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    assert {k: defaults[k] for k in config['trainer']} == config['trainer'], 'the default trainer: the chapter defaults'
+
+
+# --- the test design end to end --------------------------------------------------------------
+
+def run_workflow(workdir: Path, cores: int) -> Path:
+    succeeded(snakemake(workdir, '--cores', cores))
+    return workdir
+
+
+@pytest.fixture(scope='module')
+def serial(tmp_path_factory):
+    return run_workflow(tmp_path_factory.mktemp('serial'), cores=1)
+
+
+@pytest.fixture(scope='module')
+def parallel(tmp_path_factory):
+    return run_workflow(tmp_path_factory.mktemp('parallel'), cores=2)
+
+
+def copy_workdir(workdir: Path, target: Path) -> Path:
+    """A copy of a finished working directory (results and .snakemake metadata, modification times kept)."""
+    shutil.copytree(workdir, target, symlinks=True)
+    return target
+
+
+def test_end_to_end_from_base_agent_to_aggregation(parallel):
+    results = parallel / 'results'
+    for cell in TEST_CELLS:
+        config = json.loads((results / 'configs' / f'{cell}.json').read_text())
+        for seed in (0, 1):
+            run = json.loads((results / 'runs' / cell / f'seed~{seed}' / 'run.json').read_text())
+            assert (run['kind'], run['name'], run['seed']) == ('train', cell, seed)
+            assert run['config'] == {**run['config'], **config, 'seed': seed}
+            assert (results / 'logs' / 'runs' / cell / f'seed~{seed}.log').read_text().count('iter ') >= 2
+            assert (results / 'benchmarks' / 'runs' / cell / f'seed~{seed}.tsv').exists()
+    assert json.loads((results / 'configs' / 'algo~reinforce.json').read_text())['algorithm'] == 'reinforce'
+    for seed in (0, 1):
+        run = json.loads((results / 'experiments' / 'clip_gradients' / f'seed~{seed}' / 'run.json').read_text())
+        assert (run['kind'], run['name'], run['seed']) == ('experiment', 'clip_gradients', seed)
+    assert sorted(p.name for p in (results / 'runs').iterdir()) == sorted(TEST_CELLS)
+    assert (results / 'claims.md').read_text().startswith('# ')
+    assert BASELINE_CELL in (results / 'README.md').read_text()
+    assert list((results / 'tables').glob('*.csv')) and list((results / 'figures').glob('*.svg'))
+
+
+def test_rerun_after_a_complete_run_does_nothing(parallel):
+    out = succeeded(snakemake(parallel, '--dry-run'))
+    assert 'Nothing to be done' in out, out[-3000:]
+
+
+def test_a_removed_run_reruns_only_it_and_the_aggregation(parallel, tmp_path):
+    work = copy_workdir(parallel, tmp_path / 'work')
+    shutil.rmtree(work / 'results' / 'runs' / 'algo~reinforce' / 'seed~1')
+    assert dry_run_jobs(work) == [('aggregate', 'results/claims.md'), ('all', ''),
+                                  ('train', 'results/runs/algo~reinforce/seed~1/run.json')]
+
+
+def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    faster = write_config(tmp_path / 'lr.yaml', algorithms={'reinforce': {'lr': 3e-3}})
+    assert dry_run_jobs(parallel, config=faster) == [
+        ('aggregate', 'results/claims.md'), ('all', ''), ('cell_config', 'results/configs/algo~reinforce.json'),
+        ('train', 'results/runs/algo~reinforce/seed~0/run.json'),
+        ('train', 'results/runs/algo~reinforce/seed~1/run.json')]
+    relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lambda': 1},
+                            sweeps={'lambda': [0.95, 1], 'algorithm': ['reinforce']})
+    assert 'Nothing to be done' in succeeded(snakemake(parallel, '--dry-run', config=relisted))
+
+
+def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, tmp_path):
+    work = copy_workdir(parallel, tmp_path / 'work')
+    run = work / 'results' / 'runs' / BASELINE_CELL / 'seed~0'
+    log = work / 'results' / 'logs' / 'runs' / BASELINE_CELL / 'seed~0.log'
+    shutil.rmtree(run)
+    log.unlink()
+    with open(tmp_path / 'snakemake.out', 'w') as out:
+        proc = subprocess.Popen(command(work, TEST_CONFIG, '--cores', 1), cwd=REPO, env=environment(), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (log.exists() and 'iter ' in log.read_text()):  # the trainer is midway through its iterations
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / 'snakemake.out').read_text()
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # snakemake and its job, as a power cut would
+        proc.wait()
+    assert not (run / 'run.json').exists()
+    # what is left is at most the empty output folder and a hidden temporary one, which the analysis skips
+    left = [p.name for p in run.parent.iterdir() if 'seed~0' in p.name and not p.name.startswith('.')]
+    assert left in ([], ['seed~0'])
+    succeeded(snakemake(work, '--unlock'))
+    out = succeeded(snakemake(work, '--cores', 2, '--rerun-incomplete'))
+    assert (run / 'run.json').exists() and 'aggregate' in out
+    assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run'))
+
+
+# --- serial and parallel runs agree ----------------------------------------------------------
+
+def comparable_run(path: Path) -> dict:
+    run = json.loads(path.read_text())
+    run.pop('provenance')
+    run['summary'] = {k: v for k, v in run['summary'].items() if k not in TIMING}
+    return run
+
+
+def comparable_csv(path: Path) -> list[list[str]]:
+    """A CSV's rows without wall-time columns, and without rows that summarise a wall time."""
+    rows = list(csv.reader(path.open()))
+    if not rows:
+        return rows
+    keep = [i for i, name in enumerate(rows[0]) if name not in TIMING]
+    return [[row[i] for i in keep] for row in rows if not TIMING & set(row)]
+
+
+def test_parallel_runs_give_the_same_numbers_as_serial_ones(serial, parallel):
+    runs = sorted(p.relative_to(serial) for p in (serial / 'results').rglob('run.json'))
+    assert len(runs) == 2 * len(TEST_CELLS) + 2
+    assert runs == sorted(p.relative_to(parallel) for p in (parallel / 'results').rglob('run.json'))
+    for path in runs:
+        assert comparable_run(serial / path) == comparable_run(parallel / path), path
+    tables = sorted(p.relative_to(serial) for p in (serial / 'results').rglob('*.csv'))
+    assert tables == sorted(p.relative_to(parallel) for p in (parallel / 'results').rglob('*.csv'))
+    assert any(p.parts[1] == 'tables' for p in tables)
+    for path in tables:
+        assert comparable_csv(serial / path) == comparable_csv(parallel / path), path

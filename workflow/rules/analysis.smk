@@ -1,0 +1,42 @@
+# The aggregation: every run and experiment of the design -> tables, figures, the claims ledger and
+# the results index (`python -m analysis aggregate`).
+
+
+rule aggregate:
+    input:
+        runs=run_json(f"{RESULTS}/runs", CELLS),
+        experiments=run_json(f"{RESULTS}/experiments", EXPERIMENTS),
+    output:
+        claims=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
+        index=report(f"{RESULTS}/README.md", caption="../report/index.rst", category="Claims"),
+        tables=report(
+            directory(f"{RESULTS}/tables"),
+            patterns=["{name}.csv"],
+            caption="../report/tables.rst",
+            category="Tables",
+            labels={"table": "{name}"},
+        ),
+        figures=report(
+            directory(f"{RESULTS}/figures"),
+            patterns=["{name}.svg"],
+            caption="../report/figures.rst",
+            category="Figures",
+            labels={"figure": "{name}"},
+        ),
+    params:
+        out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
+        baseline=BASELINE,
+    log:
+        f"{RESULTS}/logs/aggregate.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/aggregate.tsv"
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=4000,
+    conda:
+        "../../envs/agentrl.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 python -m analysis aggregate --runs {params.out:q}/runs"
+        " --experiments {params.out:q}/experiments --out {params.out:q} --baseline {params.baseline:q}"
+        " > {log:q} 2>&1"

@@ -1,0 +1,27 @@
+# The chapter's experiments outside the trainer (agentrl.experiments): one job per (experiment, seed).
+
+
+rule experiment:
+    input:
+        base=rules.base_agent.output[0],
+    output:
+        f"{RESULTS}/experiments/{{experiment}}/seed~{{seed}}/run.json",
+    log:
+        f"{RESULTS}/logs/experiments/{{experiment}}/seed~{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/experiments/{{experiment}}/seed~{{seed}}.tsv"
+    threads: 1
+    resources:
+        runtime=60,
+        mem_mb=2500,
+    conda:
+        "../../envs/agentrl.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 python -m agentrl experiment {wildcards.experiment} --seed {wildcards.seed}"
+        " --out $(dirname {output:q}) --base {input.base:q} > {log:q} 2>&1"
+
+
+rule all_experiments:
+    input:
+        run_json(f"{RESULTS}/experiments", EXPERIMENTS),
+    localrule: True
