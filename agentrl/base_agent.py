@@ -76,12 +76,13 @@ def save_base_agent(model: TinyAgent, tok: Tokenizer, path: Path | str) -> None:
 
 
 def save_atomically(obj, path: Path) -> None:
-    """torch.save to a temporary file in the same folder, then rename over path."""
+    """torch.save to a temporary file in the same folder, then rename over path. Saving through the
+    open file (not its random name) keeps the bytes identical for identical weights."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    os.close(fd)
     try:
-        torch.save(obj, tmp)
+        with os.fdopen(fd, 'wb') as f:
+            torch.save(obj, f)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
