@@ -174,7 +174,7 @@ def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
     return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config)
 
 
-def update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int) -> list[dict]:
+def ppo_update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int) -> list[dict]:
     """Fresh Adam optimizers, then the trainer's PPO epochs over batch -> per-epoch records."""
     popt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
     vopt = torch.optim.Adam(critic.parameters(), lr=PPO_LR)
@@ -195,7 +195,7 @@ def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     batch, old_logp = old_batch(base, tok, seed)
     mask = batch['action_mask']
     policy, critic, prepared = warmed_start(base, tok, seed, batch)
-    many = update(policy, critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
+    many = ppo_update(policy, critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
     out = []
     for e in many:
         out += records('T10', f'epoch={e["epoch"] + 1}', {k: e[k] for k in ('clip_frac', 'approx_kl', 'ratio_max',
@@ -241,7 +241,7 @@ def staleness(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     out = []
     for n in MINIBATCH_COUNTS:
         policy = copy.deepcopy(start)
-        update(policy, copy.deepcopy(critic), batch, prepared, tok, seed, 1, n)
+        ppo_update(policy, copy.deepcopy(critic), batch, prepared, tok, seed, 1, n)
         with torch.no_grad():
             _, after = ppo_policy_loss(sequence_log_probs(policy, batch['ids']), old_logp, adv, batch['action_mask'])
         out += records('T11', f'minibatches={n}', dict(approx_kl=after['approx_kl'], clip_frac=after['clip_frac']))

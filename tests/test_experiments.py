@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import agentrl as arl
+from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
 from agentrl.experiments import EXPERIMENTS, run_experiment
 
@@ -116,8 +117,9 @@ def test_unknown_experiment_names_the_valid_ones(base):
 
 
 def test_cli_writes_run_json_and_records(base, tmp_path, capsys):
-    out = tmp_path / 'experiments' / 'clip_gradients' / 'seed~2'
-    main(['experiment', 'clip_gradients', '--seed', '2', '--out', str(out)])
+    exported, out = tmp_path / 'base.pt', tmp_path / 'experiments' / 'clip_gradients' / 'seed~2'
+    save_base_agent(base, TOK, exported)  # not the cache: its key follows the source, which may change meanwhile
+    main(['experiment', 'clip_gradients', '--seed', '2', '--out', str(out), '--base', str(exported)])
     meta = json.loads((out / 'run.json').read_text())
     assert meta['kind'] == 'experiment' and meta['name'] == 'clip_gradients' and meta['seed'] == 2
     assert meta['summary']['records'] == 22 and meta['provenance']['threads'] == 1
