@@ -5,7 +5,7 @@
 #   workflow/scripts/slurm_localhost.sh [up|status|down] [DIR]
 #
 #   up      (default) bring the cluster up, or, if it is up and healthy, only check it; safe to run again
-#   status  exit 0 if the cluster is up and answers `sinfo` and `srun hostname`, 1 otherwise
+#   status  exit 0 if the cluster is up (daemons alive, controller answering, node idle or busy), 1 otherwise
 #   down    stop the slurmctld and slurmd this script started (and munged, if it started it)
 #
 # DIR (default $AGENTRL_SLURM_DIR, else /tmp/agentrl-slurm) holds everything of the cluster's:
@@ -49,11 +49,14 @@ munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
 # The node's state as sinfo reports it (idle, mixed, allocated, down*, drained, ...), empty if none.
 node_state() { timeout 10 sinfo -h -N -n "$NODE" -o '%T' 2>/dev/null | head -n1; }
 
+node_usable() { case "$(node_state)" in idle|mixed|allocated|completing) return 0 ;; *) return 1 ;; esac; }
+
+# Up: our configuration linked, both daemons alive, munge working, the controller answering and the
+# node usable (idle, or running jobs). `check` then runs sinfo and a job.
 healthy() {
-  [ -f "$CONF" ] && [ "$(readlink "$SYSTEM_CONF" 2>/dev/null)" = "$CONF" ] && alive "$DIR/run/slurmctld.pid" >/dev/null && alive "$DIR/run/slurmd.pid" >/dev/null || return 1
-  munge_ok || return 1
-  case "$(node_state)" in idle|mixed|allocated|completing) ;; *) return 1 ;; esac
-  [ "$(timeout 60 srun -N1 -n1 -t 1 hostname 2>/dev/null)" = "$(hostname)" ]
+  [ -f "$CONF" ] && [ "$(readlink "$SYSTEM_CONF" 2>/dev/null)" = "$CONF" ] || return 1
+  alive "$DIR/run/slurmctld.pid" >/dev/null && alive "$DIR/run/slurmd.pid" >/dev/null || return 1
+  munge_ok && timeout 10 scontrol ping >/dev/null 2>&1 && node_usable
 }
 
 stop_daemon() {  # name: stop the daemon of DIR/run/<name>.pid, waiting for it to exit
@@ -162,16 +165,13 @@ EOF
   say "wrote $CONF ($NODE: $cpus CPUs, $mem_mb MB)"
 }
 
-wait_for() {  # seconds description command...: retry the command until it succeeds
-  local seconds=$1 what=$2; shift 2
-  local deadline=$((SECONDS + seconds))
+wait_for() {  # seconds command...: retry the command until it succeeds, for at most that long
+  local deadline=$((SECONDS + $1)); shift
   until "$@"; do
     [ "$SECONDS" -lt "$deadline" ] || return 1
     sleep 0.5
   done
 }
-
-node_usable() { case "$(node_state)" in idle|mixed|allocated|completing) return 0 ;; *) return 1 ;; esac; }
 
 up() {
   check_root
@@ -190,14 +190,14 @@ up() {
     stop_daemon slurmctld
     say "starting slurmctld"
     slurmctld -c -f "$CONF" || die "slurmctld did not start (see $DIR/log/slurmctld.log)"
-    wait_for 30 "slurmctld" scontrol ping >/dev/null 2>&1 \
+    wait_for 30 scontrol ping >/dev/null 2>&1 \
       || die "slurmctld does not answer scontrol ping (see $DIR/log/slurmctld.log)"
     say "starting slurmd"
     slurmd -f "$CONF" || die "slurmd did not start (see $DIR/log/slurmd.log)"
-    if ! wait_for 60 "node" node_usable; then
+    if ! wait_for 60 node_usable; then
       # a node left DOWN or DRAINED by an earlier run: resume it once
       scontrol update NodeName="$NODE" State=RESUME >/dev/null 2>&1 || true
-      wait_for 30 "node" node_usable \
+      wait_for 30 node_usable \
         || die "node $NODE is '$(node_state)' in sinfo, not idle (see $DIR/log/slurmd.log, $DIR/log/slurmctld.log)"
     fi
   fi
@@ -208,7 +208,8 @@ check() {
   local out
   out=$(timeout 30 sinfo 2>&1) || die "sinfo failed: $out"
   say "sinfo:"; echo "$out" | sed 's/^/    /' >&2
-  out=$(timeout 120 srun -N1 -n1 -t 1 hostname 2>&1) || die "srun hostname failed: $out (see $DIR/log/)"
+  # (a busy node runs it when a CPU is free)
+  out=$(timeout 600 srun -N1 -n1 -t 1 hostname 2>&1) || die "srun hostname failed or timed out: $out (see $DIR/log/)"
   [ "$out" = "$(hostname)" ] || die "srun hostname printed '$out', expected '$(hostname)'"
   say "srun hostname: $out"
 }
