@@ -168,7 +168,8 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None) -> Run
     except Diverged as error:
         result.summary['diverged'], result.summary['diverged_at'] = True, len(result.iterations)
         result.summary['diverged_reason'] = str(error)
-    result.summary.update(evaluate(policy, tok, config))
+    diverged = result.summary['diverged']  # a policy with NaN weights cannot be sampled: no evaluation
+    result.summary.update(dict(pass_train=math.nan, pass_heldout=math.nan) if diverged else evaluate(policy, tok, config))
     result.summary.update(
         iterations_done=len(result.iterations),
         gradient_steps=sum(it['gradient_steps'] for it in result.iterations),

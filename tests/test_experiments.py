@@ -2,7 +2,6 @@
 import contextlib
 import io
 import json
-import math
 import re
 from pathlib import Path
 

@@ -24,8 +24,6 @@ script starts munged, slurmctld and slurmd). Any other failure of the script fai
 """
 from __future__ import annotations
 
-import csv
-import json
 import os
 import re
 import shutil
@@ -37,6 +35,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from comparable import comparable_csv, comparable_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / 'workflow' / 'scripts' / 'slurm_localhost.sh'
@@ -44,7 +43,6 @@ PROFILE = REPO / 'workflow' / 'profiles' / 'slurm'
 LOCALHOST_PROFILE = PROFILE / 'localhost'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 SLURM_DIR = Path(os.environ.get('AGENTRL_SLURM_DIR', '/tmp/agentrl-slurm'))
-TIMING = {'wall_s', 'sample_s'}  # wall-time fields and metrics: differ between any two runs
 SLURM_RULES = {'base_agent', 'train', 'experiment', 'aggregate'}  # the rest are local rules
 INSTALL = 'apt-get install -y slurm-wlm munge'
 
@@ -204,22 +202,6 @@ def test_every_job_ran_as_a_slurm_job(runs):
         assert start - 1 <= written <= end + 1, (job, log, written)  # squeue's times are to the second
     # the local rules ran on the submitting host, not as SLURM jobs
     assert re.findall(r'^localrule (\w+):$', out, flags=re.M).count('cell_config') == 3
-
-
-def comparable_run(path: Path) -> dict:
-    run = json.loads(path.read_text())
-    run.pop('provenance')
-    run['summary'] = {k: v for k, v in run['summary'].items() if k not in TIMING}
-    return run
-
-
-def comparable_csv(path: Path) -> list[list[str]]:
-    """A CSV's rows without wall-time columns, and without rows that summarise a wall time."""
-    rows = list(csv.reader(path.open()))
-    if not rows:
-        return rows
-    keep = [i for i, name in enumerate(rows[0]) if name not in TIMING]
-    return [[row[i] for i in keep] for row in rows if not TIMING & set(row)]
 
 
 def test_slurm_results_equal_a_local_runs_number_for_number(runs):

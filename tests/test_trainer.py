@@ -102,7 +102,8 @@ def test_diverged_run_stops_and_is_marked(base):
     result = arl.train(base, TOK, TrainConfig(**{**SHORT, 'iterations': 4}, lr=1e30))
     assert result.summary['diverged'] is True
     assert result.summary['diverged_at'] == len(result.iterations) < 4
-    assert 'NaN' in result.summary['diverged_reason'] or 'nan' in result.summary['diverged_reason']
+    assert 'nan' in result.summary['diverged_reason'].lower()
+    assert math.isnan(result.summary['pass_train']) and math.isnan(result.summary['pass_heldout'])
 
 
 def test_cli_writes_a_complete_run_directory(base, tmp_path, capsys):

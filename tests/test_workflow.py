@@ -6,7 +6,6 @@ import agentrl and analysis from the repository (PYTHONPATH) and call `python` f
 """
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import os
@@ -20,12 +19,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from comparable import comparable_csv, comparable_run
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 SCHEMA = REPO / 'workflow' / 'schemas' / 'config.schema.yaml'
-TIMING = {'wall_s', 'sample_s'}  # wall-time fields and metrics: differ between any two runs
 PPO_ONLY = ('lambda', 'epochs', 'minibatches', 'eps_high', 'value_clip', 'target_kl')  # REINFORCE ignores these
 
 BASELINE_CELL = 'algo~ppo_lam~1_epochs~2_mb~2_eps_high~0.2_vclip~0.2_kl~none'
@@ -267,22 +266,6 @@ def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, t
 
 
 # --- serial and parallel runs agree ----------------------------------------------------------
-
-def comparable_run(path: Path) -> dict:
-    run = json.loads(path.read_text())
-    run.pop('provenance')
-    run['summary'] = {k: v for k, v in run['summary'].items() if k not in TIMING}
-    return run
-
-
-def comparable_csv(path: Path) -> list[list[str]]:
-    """A CSV's rows without wall-time columns, and without rows that summarise a wall time."""
-    rows = list(csv.reader(path.open()))
-    if not rows:
-        return rows
-    keep = [i for i, name in enumerate(rows[0]) if name not in TIMING]
-    return [[row[i] for i in keep] for row in rows if not TIMING & set(row)]
-
 
 def test_parallel_runs_give_the_same_numbers_as_serial_ones(serial, parallel):
     runs = sorted(p.relative_to(serial) for p in (serial / 'results').rglob('run.json'))
