@@ -2,11 +2,14 @@
 
 Prints seconds per 64-episode rollout of the base agent, the trainer's tokens per second
 (forward, forward+backward), and the training step's achieved FLOP/s as a fraction of a float32
-matmul peak measured in the same process. FLOPs are counted by torch's FlopCounterMode.
+matmul peak measured in the same process. FLOPs are counted by torch's FlopCounterMode. With
+--chapter-run, also one whole run of the chapter's defaults: its seconds, where they go, and the
+process's peak memory.
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import time
 
@@ -15,9 +18,11 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from .base_agent import make_base_agent
 from .calibration import sample_tasks
+from .config import TrainConfig
 from .sampler import collate, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
+from .trainer import train
 
 
 def median_seconds(fn, repeats: int) -> float:
@@ -47,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog='python -m agentrl.bench', description=__doc__)
     parser.add_argument('--repeats', type=int, default=20)
     parser.add_argument('--cache-dir', default=None)
+    parser.add_argument('--chapter-run', action='store_true', help='also time one chapter-default trainer run')
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
@@ -83,6 +89,21 @@ def main(argv: list[str] | None = None) -> None:
           f'forward+backward {tokens / step_s:,.0f} tokens/s')
     print(f'trainer step: {step_flops / step_s / 1e9:.2f} GFLOP/s achieved | matmul peak '
           f'{peak / 1e9:.2f} GFLOP/s | ratio {step_flops / step_s / peak:.3f}')
+    if args.chapter_run:
+        chapter_run(base, tok)
+
+
+def chapter_run(base, tok) -> None:
+    """One run of TrainConfig's defaults (the chapter's run_ppo): seconds by phase and peak memory."""
+    start = time.perf_counter()
+    result = train(base, tok, TrainConfig())
+    total = time.perf_counter() - start
+    iterations = sum(it['wall_s'] for it in result.iterations)
+    sampling = sum(it['sample_s'] for it in result.iterations)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    print(f'chapter-default run: {total:.1f} s (goal <= 30 s) | sampling {sampling:.1f} s | prepare and '
+          f'updates {iterations - sampling:.1f} s | critic warm-up and evaluation {total - iterations:.1f} s | '
+          f'peak memory {peak_mib:.0f} MiB (goal < 1024)')
 
 
 if __name__ == '__main__':
