@@ -11,6 +11,7 @@ import torch
 from .base_agent import load_base_agent, make_base_agent, save_base_agent
 from .calibration import episode_statistics, per_task_pass_rates, sample_tasks
 from .config import TrainConfig
+from .model import count_parameters
 from .experiments import EXPERIMENTS, run_experiment
 from .runio import provenance, write_run
 from .tasks import make_tasks
@@ -23,6 +24,7 @@ def base_stats(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
     base = make_base_agent(tok, cache_dir=args.cache_dir)
+    print(f'base agent: {count_parameters(base):,} parameters, vocabulary {len(tok)}')
     for split in ('train', 'heldout'):
         trajs = sample_tasks(base, make_tasks(split), args.episodes_per_task, tok,
                              torch.Generator().manual_seed(args.seed))
