@@ -124,7 +124,8 @@ def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig,
             _check_finite(loss, f'policy loss at iteration {iteration}, epoch {epoch}')
             popt.zero_grad()
             loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm or math.inf)
+            max_norm = math.inf if config.max_grad_norm is None else config.max_grad_norm
+            grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), max_norm)
             popt.step()
             vloss = value_loss(critic_values(critic, mb_ids), mb_values, mb_returns, mb_mask, config.value_clip)
             _check_finite(vloss, f'value loss at iteration {iteration}, epoch {epoch}')
