@@ -1,5 +1,3 @@
-import time
-
 import torch
 
 import agentrl as arl
@@ -21,11 +19,11 @@ def test_pretraining_is_deterministic():
     assert not same_weights(pretrain(TOK, config, TINY), pretrain(TOK, config, PretrainConfig(8, 4, seed=1)))
 
 
-def test_second_call_loads_the_cache_quickly(tmp_path):
+def test_second_call_loads_the_cache_without_training(tmp_path, capsys):
     first = make_base_agent(TOK, cache_dir=tmp_path, config=TINY)
-    start = time.perf_counter()
+    assert 'pretrain step' in capsys.readouterr().err
     second = make_base_agent(TOK, cache_dir=tmp_path, config=TINY)
-    assert time.perf_counter() - start < 1.0
+    assert capsys.readouterr().err == ''  # loaded, not trained (bench.py times the load)
     assert same_weights(first, second)
     assert list(tmp_path.iterdir()) == [base_agent_path(TOK, tmp_path, config=TINY)]
 
