@@ -63,16 +63,25 @@ def _load(path: Path, key: str, model_config: TinyAgentConfig) -> TinyAgent | No
         return None
 
 
+def _default_key(tok: Tokenizer) -> tuple[TinyAgentConfig, str]:
+    """The default model config of this tokenizer and the cache key of the default base agent."""
+    model_config = TinyAgentConfig(vocab_size=len(tok))
+    return model_config, cache_key(tok, model_config, PretrainConfig())
+
+
 def load_base_agent(path: Path | str, tok: Tokenizer) -> TinyAgent:
     """A base agent exported with save_base_agent; a stale or corrupt file raises ValueError."""
-    model_config = TinyAgentConfig(vocab_size=len(tok))
-    return _checked_load(Path(path), cache_key(tok, model_config, PretrainConfig()), model_config)
+    model_config, key = _default_key(tok)
+    return _checked_load(Path(path), key, model_config)
 
 
 def save_base_agent(model: TinyAgent, tok: Tokenizer, path: Path | str) -> None:
     """Export the default base agent to a fixed path (the workflow's DAG node), atomically."""
-    key = cache_key(tok, TinyAgentConfig(vocab_size=len(tok)), PretrainConfig())
-    save_atomically(dict(key=key, state_dict=model.state_dict()), Path(path))
+    _save(model, _default_key(tok)[1], Path(path))
+
+
+def _save(model: TinyAgent, key: str, path: Path) -> None:
+    save_atomically(dict(key=key, state_dict=model.state_dict()), path)
 
 
 def save_atomically(obj, path: Path) -> None:
@@ -92,7 +101,10 @@ def save_atomically(obj, path: Path) -> None:
 def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None,
                     model_config: TinyAgentConfig | None = None, config: PretrainConfig = PretrainConfig()) -> Path:
     """Where the base agent of this tokenizer and these configs is cached."""
-    key = cache_key(tok, model_config or TinyAgentConfig(vocab_size=len(tok)), config)
+    return _cache_path(cache_key(tok, model_config or TinyAgentConfig(vocab_size=len(tok)), config), cache_dir)
+
+
+def _cache_path(key: str, cache_dir: Path | str | None) -> Path:
     return Path(cache_dir or default_cache_dir()) / f'base-agent-{key}.pt'
 
 
@@ -102,12 +114,12 @@ def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None,
     """The pretrained base agent: loaded from the cache, or trained once and cached."""
     model_config = model_config or TinyAgentConfig(vocab_size=len(tok))
     key = cache_key(tok, model_config, config)
-    path = base_agent_path(tok, cache_dir, model_config, config)
+    path = _cache_path(key, cache_dir)
     model = _load(path, key, model_config)
     if model is None:
         start = time.perf_counter()
         model = pretrain(tok, model_config, config, log=lambda line: print(f'agentrl: {line}', file=sys.stderr))
-        save_atomically(dict(key=key, state_dict=model.state_dict()), path)
+        _save(model, key, path)
         print(f'agentrl: base agent trained in {time.perf_counter() - start:.0f} s, cached at {path}',
               file=sys.stderr)
     return model

@@ -196,12 +196,9 @@ def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log) -
         per_epoch, per_minibatch = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config, gen,
                                               tok.pad_id, beta, it)
         last = per_epoch[-1] if per_epoch else {}
-        record = dict(iteration=it, episodes=(it + 1) * config.episodes_per_iteration,
-                      reward=batch['rewards'].mean().item(), ev=ev, epochs_used=len(per_epoch),
-                      gradient_steps=len(per_minibatch), approx_kl=last.get('approx_kl', float('nan')),
-                      clip_frac=last.get('clip_frac', float('nan')), beta=beta,
-                      policy_tokens=batch['action_mask'].sum(-1).mean().item(),
-                      sample_s=sampled - tick, wall_s=time.perf_counter() - tick)
+        record = iteration_record(it, config, batch, tick, sampled, ev=ev, epochs_used=len(per_epoch),
+                                  gradient_steps=len(per_minibatch), approx_kl=last.get('approx_kl', math.nan),
+                                  clip_frac=last.get('clip_frac', math.nan), beta=beta)
         result.iterations.append(record)
         result.epochs += per_epoch
         result.minibatches += per_minibatch
@@ -223,15 +220,20 @@ def _train_reinforce(policy, base, tok, config: TrainConfig, result: RunResult, 
                                      config.norm_const)
         if not math.isfinite(stats['loss']):
             raise Diverged(f'policy loss at iteration {it} is {stats["loss"]}')
-        record = dict(iteration=it, episodes=(it + 1) * config.episodes_per_iteration,
-                      reward=batch['rewards'].mean().item(), ev=float('nan'), epochs_used=1, gradient_steps=1,
-                      approx_kl=float('nan'), clip_frac=float('nan'), beta=0.0,
-                      policy_tokens=batch['action_mask'].sum(-1).mean().item(),
-                      sample_s=sampled - tick, wall_s=time.perf_counter() - tick)
+        record = iteration_record(it, config, batch, tick, sampled, ev=math.nan, epochs_used=1, gradient_steps=1,
+                                  approx_kl=math.nan, clip_frac=math.nan, beta=0.0)
         result.iterations.append(record)
         result.minibatches.append(dict(iteration=it, epoch=0, minibatch=0, **stats))
         if log:
             log(progress_line(record, config))
+
+
+def iteration_record(it: int, config: TrainConfig, batch: dict, tick: float, sampled: float, **update) -> dict:
+    """One iteration's record: what the batch was, what the update did (`update`), and the times."""
+    return dict(iteration=it, episodes=(it + 1) * config.episodes_per_iteration,
+                reward=batch['rewards'].mean().item(), **update,
+                policy_tokens=batch['action_mask'].sum(-1).mean().item(),
+                sample_s=sampled - tick, wall_s=time.perf_counter() - tick)
 
 
 def progress_line(record: dict, config: TrainConfig) -> str:
