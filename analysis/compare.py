@@ -8,7 +8,8 @@ from .cells import axes
 from .metrics import TRAIN
 from .stats import bh, cohen_d, seeds_for_power, welch
 
-METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'final_batch_reward', 'ev_mean', 'gradient_steps')
+METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'final_batch_reward', 'ev_mean', 'gradient_steps', 'kl_mean',
+           'entropy_21_30')
 COLUMNS = ['axis', 'level', 'cell', 'metric', 'n_baseline', 'n_cell', 'mean_baseline', 'mean_cell', 'diff',
            'ci_low', 'ci_high', 't', 'df', 'p', 'q', 'd', 'n_80', 'status', 'power_status']
 NONE = pd.Series(dtype=float)  # a cell without the metric

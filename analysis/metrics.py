@@ -14,6 +14,7 @@ from .load import Runs
 COLUMNS = ['source', 'kind', 'seed', 'table', 'row', 'metric', 'value']
 TRAIN = 'train'  # the table name of trainer values
 REWARD_BLOCKS = {'reward_1_10': (1, 10), 'reward_11_20': (11, 20), 'reward_21_30': (21, 30), 'reward_1_30': (1, 30)}
+ENTROPY_BLOCKS = {'entropy_1': (1, 1), 'entropy_21_30': (21, 30)}
 NOT_STATS = {'name', 'seed', 'iteration', 'epoch', 'minibatch', 'minibatches'}
 EPOCH = 'epoch='  # row label of a 1-based epoch: 'epoch=3'
 
@@ -24,16 +25,31 @@ def _long(frame: pd.DataFrame, row, metrics: list[str]) -> pd.DataFrame:
     return out.rename(columns={'name': 'source'}).assign(kind='train', table=TRAIN)
 
 
-def iteration_values(iterations: pd.DataFrame) -> pd.DataFrame:
-    """Per run: mean batch reward over each complete block of iterations, mean non-NaN EV, mean epochs used."""
-    per_run = iterations.groupby(['name', 'seed']).agg(ev_mean=('ev', 'mean'),
-                                                       epochs_used_mean=('epochs_used', 'mean')).reset_index()
-    for metric, (low, high) in REWARD_BLOCKS.items():
-        block = iterations[(iterations['iteration'] + 1).between(low, high)].groupby(['name', 'seed'])['reward']
+def block_means(frame: pd.DataFrame, column: str, blocks: dict[str, tuple[int, int]]) -> pd.DataFrame:
+    """Per run (name, seed): the mean of column over each complete block of 1-based iterations [low, high]."""
+    out = frame[['name', 'seed']].drop_duplicates()
+    for metric, (low, high) in blocks.items():
+        block = frame[(frame['iteration'] + 1).between(low, high)].groupby(['name', 'seed'])[column]
         full = block.agg(['mean', 'count']).reset_index()
         full = full[full['count'] == high - low + 1].rename(columns={'mean': metric})[['name', 'seed', metric]]
-        per_run = per_run.merge(full, on=['name', 'seed'], how='left')
+        out = out.merge(full, on=['name', 'seed'], how='left')
+    return out
+
+
+def iteration_values(iterations: pd.DataFrame) -> pd.DataFrame:
+    """Per run: mean batch reward over each complete block of iterations; means over iterations of the EV
+    (non-NaN), the epochs used, and the last epoch's KL and clip fraction."""
+    per_run = iterations.groupby(['name', 'seed']).agg(
+        ev_mean=('ev', 'mean'), epochs_used_mean=('epochs_used', 'mean'), kl_mean=('approx_kl', 'mean'),
+        clip_frac_mean=('clip_frac', 'mean')).reset_index()
+    per_run = per_run.merge(block_means(iterations, 'reward', REWARD_BLOCKS), on=['name', 'seed'])
     return _long(per_run, '', [c for c in per_run.columns if c not in ('name', 'seed')])
+
+
+def entropy_values(epochs: pd.DataFrame) -> pd.DataFrame:
+    """Per run: the policy-token entropy of the first epoch on a batch, at iteration 1 and over iterations 21-30."""
+    per_run = block_means(epochs[epochs['epoch'] == 0], 'entropy', ENTROPY_BLOCKS)
+    return _long(per_run, '', list(ENTROPY_BLOCKS))
 
 
 def epoch_values(epochs: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +66,7 @@ def values(runs: Runs) -> pd.DataFrame:
     if 'iterations' in runs.tables:
         parts.append(iteration_values(runs.tables['iterations']))
     if 'epochs' in runs.tables:
-        parts.append(epoch_values(runs.tables['epochs']))
+        parts += [epoch_values(runs.tables['epochs']), entropy_values(runs.tables['epochs'])]
     if 'records' in runs.tables:
         parts.append(runs.tables['records'].rename(columns={'name': 'source'}).assign(kind='experiment'))
     out = pd.concat([p.reindex(columns=COLUMNS) for p in parts], ignore_index=True)

@@ -56,7 +56,8 @@ def write_run(path: Path, meta: dict, tables: dict[str, list[dict]]) -> Path:
 
 
 def train_run(root: Path, cell: str, seed: int, overrides: dict) -> Path:
-    """A trainer run: reward ramps up, KL and clip fraction grow with the epoch, held-out below train.
+    """A trainer run: reward ramps up, KL and clip fraction grow with the epoch (an iteration logs its last
+    epoch's), held-out below train.
 
     REINFORCE learns at half the speed, has no epochs (an empty epochs.csv, as agentrl writes it) and no EV.
     """
@@ -77,7 +78,8 @@ def train_run(root: Path, cell: str, seed: int, overrides: dict) -> Path:
         ev = math.nan if reinforce or it % 7 == 0 else 0.12 + 0.05 * rng.normal()  # NaN: an all-equal batch
         iterations.append(dict(iteration=it, episodes=64 * (it + 1), reward=reward, ev=ev, epochs_used=max(used, 1),
                                gradient_steps=max(used * config['minibatches'], 1),
-                               approx_kl=math.nan if reinforce else 0.02, clip_frac=math.nan if reinforce else 0.05,
+                               approx_kl=epochs[-1]['approx_kl'] if used else math.nan,
+                               clip_frac=epochs[-1]['clip_frac'] if used else math.nan,
                                beta=0.0, policy_tokens=9.0, sample_s=0.1, wall_s=0.5))
     held_out = (0.45 if reinforce else 0.3) + 0.03 * rng.normal()
     summary = dict(pass_train=0.9 + 0.03 * rng.normal(), pass_heldout=held_out, diverged=False, diverged_at=None,
@@ -189,8 +191,12 @@ def test_values_derive_the_chapter_figures_of_a_run(tree, ctx):
     assert mine['reward_1_10'] == pytest.approx(its['reward'][:10].mean())
     assert mine['reward_21_30'] == pytest.approx(its['reward'][20:30].mean())
     assert mine['ev_mean'] == pytest.approx(its['ev'].dropna().mean())
+    assert mine['kl_mean'] == pytest.approx(its['approx_kl'].mean())
     assert mine['pass_train'] == seed_values(ctx_runs := load_runs(tree / 'runs'), 'baseline', 'pass_train')[2]
     epochs = pd.read_csv(tree / 'runs' / 'baseline' / 'seed~2' / 'epochs.csv')
+    first = epochs[epochs['epoch'] == 0].set_index('iteration')['entropy']
+    assert mine['entropy_1'] == pytest.approx(first[0])
+    assert mine['entropy_21_30'] == pytest.approx(first[20:30].mean())
     kl = ctx.values[(ctx.values['source'] == 'baseline') & (ctx.values['seed'] == 2)
                     & (ctx.values['metric'] == 'approx_kl')]
     assert kl.set_index('row')['value'].to_dict() == pytest.approx(
