@@ -171,6 +171,23 @@ def test_the_schema_knows_every_trainconfig_field():
     assert {k: defaults[k] for k in config['trainer']} == config['trainer'], 'the default trainer: the chapter defaults'
 
 
+def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
+    """A claim or chapter table naming a trainer cell that the design lacks would only ever be inconclusive."""
+    from analysis.cells import select
+    from analysis.chapter import load_chapter
+    from analysis.claims import expand, load_claims
+    targets = [output for rule, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG) if rule == 'cell_config']
+    succeeded(snakemake(tmp_path, '--cores', 1, *targets, config=DEFAULT_CONFIG))
+    configs = {Path(target).stem: json.loads((tmp_path / target).read_text()) for target in targets}
+    named = [spec['cell'] for claim in load_claims()['claims'] for spec in expand(claim['inputs']) if 'cell' in spec]
+    named += [mapped.get('cell', {}) for table in load_chapter()['tables'].values()
+              for mapped in table.get('cells', {}).values()]
+    baseline = 'algo~ppo_lam~1_epochs~4_mb~4_eps_high~0.2_vclip~0.2_kl~none'
+    assert baseline in configs and len(named) >= 40
+    assert [cell for cell in named if select(configs, cell, baseline) is None] == []
+    assert select(configs, {'clip_high': 0.3}, baseline) is None  # the check can fail
+
+
 # --- the test design end to end --------------------------------------------------------------
 
 def run_workflow(workdir: Path, cores: int) -> Path:
