@@ -11,12 +11,13 @@ import torch
 from .base_agent import load_base_agent, make_base_agent, save_base_agent
 from .calibration import episode_statistics, per_task_pass_rates, sample_tasks
 from .config import TrainConfig
+from .critic_store import load_critic, save_critic
 from .model import count_parameters
 from .experiments import EXPERIMENTS, run_experiment
 from .runio import provenance, write_run
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
-from .trainer import train
+from .trainer import train, warm_critic
 
 
 def base_stats(args: argparse.Namespace) -> None:
@@ -68,12 +69,35 @@ def export_base_agent(args: argparse.Namespace) -> None:
     print(f'base agent exported to {args.out}')
 
 
+def warm_critic_file(args: argparse.Namespace) -> None:
+    """Warm PPO's critic for a config's critic constants and a seed, and save it (shared by that seed's runs)."""
+    torch.set_num_threads(1)
+    config = load_config(args.config, args.seed)
+    tok, base = base_agent(args)
+    torch.manual_seed(config.seed)  # the critic head's initialization, as in train()
+    save_critic(warm_critic(base, tok, config), base, config, args.out)
+    print(f'critic warmed for seed {config.seed} saved to {args.out}')
+
+
+def warmed_critic(args: argparse.Namespace, base, config: TrainConfig):
+    """The critic of --critic, checked against the run's base agent and config; None without --critic."""
+    if args.critic is None:
+        return None
+    if config.algorithm != 'ppo':
+        raise SystemExit(f'agentrl: --critic {args.critic} given, but algorithm={config.algorithm!r} uses no critic')
+    try:
+        return load_critic(args.critic, base, config)
+    except ValueError as error:
+        raise SystemExit(f'agentrl: {error}')
+
+
 def train_run(args: argparse.Namespace) -> None:
     """One trainer run from an explicit config file and seed, written to a run directory."""
     torch.set_num_threads(1)
     config = load_config(args.config, args.seed)
     tok, base = base_agent(args)
-    result = train(base, tok, config, log=lambda line: print(line, file=sys.stderr, flush=True))
+    result = train(base, tok, config, log=lambda line: print(line, file=sys.stderr, flush=True),
+                   critic=warmed_critic(args, base, config))
     meta = dict(kind='train', name=Path(args.config).stem, seed=args.seed, config=config.to_dict(),
                 summary=result.summary, provenance=provenance(result.summary['wall_s']))
     write_run(args.out, meta, dict(iterations=result.iterations, epochs=result.epochs,
@@ -118,8 +142,16 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument('--config', required=True, help='JSON file of TrainConfig fields')
     run.add_argument('--seed', type=int, required=True)
     run.add_argument('--out', required=True, help='run directory to write')
+    run.add_argument('--critic', default=None, help='a critic warmed for this config and seed '
+                                                    '(python -m agentrl warm-critic); default: warm it here')
     add_base_arguments(run)
     run.set_defaults(run=train_run)
+    critic = commands.add_parser('warm-critic', help="warm PPO's critic once for a seed and save it")
+    critic.add_argument('--config', required=True, help='JSON file of TrainConfig fields (the critic_* ones count)')
+    critic.add_argument('--seed', type=int, required=True)
+    critic.add_argument('--out', required=True, help='critic file to write')
+    add_base_arguments(critic)
+    critic.set_defaults(run=warm_critic_file)
     experiment = commands.add_parser('experiment', help='one chapter experiment (tables outside the trainer) '
                                                         'for one seed')
     experiment.add_argument('name', choices=list(EXPERIMENTS), help='the experiment to run')

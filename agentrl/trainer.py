@@ -157,14 +157,22 @@ def evaluate(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> dict[str
             for split in ('train', 'heldout')}
 
 
-def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None) -> RunResult:
-    """One run of config.algorithm from the base agent -> RunResult (diverged runs included)."""
+def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None, critic: Critic | None = None) -> RunResult:
+    """One run of config.algorithm from the base agent -> RunResult (diverged runs included).
+
+    critic: PPO's critic already warmed from base under config (critic_store.load_critic); None warms it here.
+    """
+    if critic is not None and config.algorithm != 'ppo':
+        raise ValueError(f'algorithm={config.algorithm!r} uses no critic; give a warmed critic to PPO runs only')
     start = time.perf_counter()
     result = RunResult(config)
     torch.manual_seed(config.seed)  # the critic head's initialization
     policy = copy.deepcopy(base)
     try:
-        (_train_ppo if config.algorithm == 'ppo' else _train_reinforce)(policy, base, tok, config, result, log)
+        if config.algorithm == 'ppo':
+            _train_ppo(policy, base, tok, config, result, log, copy.deepcopy(critic))
+        else:
+            _train_reinforce(policy, base, tok, config, result, log)
         result.summary['diverged'], result.summary['diverged_at'] = False, None
     except Diverged as error:
         result.summary['diverged'], result.summary['diverged_at'] = True, len(result.iterations)
@@ -180,8 +188,8 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None) -> Run
     return result
 
 
-def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log) -> None:
-    critic = warm_critic(base, tok, config)
+def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log, critic: Critic | None) -> None:
+    critic = warm_critic(base, tok, config) if critic is None else critic
     gen = torch.Generator().manual_seed(config.seed)
     popt = torch.optim.Adam(policy.parameters(), lr=config.lr)
     vopt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)

@@ -5,8 +5,10 @@ import pytest
 import torch
 
 import agentrl as arl
+from comparable import comparable_csv, comparable_run
 from agentrl.cli import main
 from agentrl.config import TrainConfig
+from agentrl.critic_store import load_critic, save_critic
 from agentrl.trainer import adapt_beta
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
@@ -128,3 +130,49 @@ def test_cli_rejects_a_bad_config_naming_the_value(tmp_path):
     with pytest.raises(SystemExit, match='epochs=0'):
         main(['train', '--config', str(config), '--seed', '0', '--out', str(tmp_path / 'run')])
     assert not (tmp_path / 'run').exists()
+
+
+def test_a_saved_critic_gives_the_same_run_bit_for_bit(base, tmp_path):
+    config = tmp_path / 'short.json'
+    config.write_text(json.dumps(SHORT))
+    critic = tmp_path / 'critics' / 'seed~3.pt'
+    main(['warm-critic', '--config', str(config), '--seed', '3', '--out', str(critic)])
+    assert sorted(p.name for p in critic.parent.iterdir()) == ['seed~3.pt']  # no temporary left behind
+    here, loaded = tmp_path / 'here', tmp_path / 'loaded'
+    main(['train', '--config', str(config), '--seed', '3', '--out', str(here)])
+    main(['train', '--config', str(config), '--seed', '3', '--out', str(loaded), '--critic', str(critic)])
+    assert comparable_run(here / 'run.json') == comparable_run(loaded / 'run.json')
+    for table in ('iterations', 'epochs', 'minibatches'):
+        assert comparable_csv(here / f'{table}.csv') == comparable_csv(loaded / f'{table}.csv'), table
+
+
+@pytest.mark.parametrize('seed, changes, message', [
+    (4, {}, r'seed: file 3, run 4'),
+    (3, {'critic_lr': 2e-3}, r'critic_lr: file 0.001, run 0.002'),
+    (3, {'critic_warmup_steps': 6}, r'critic_warmup_steps: file 5, run 6'),
+])
+def test_a_critic_of_another_seed_or_constants_is_refused_naming_the_difference(base, tmp_path, seed, changes,
+                                                                               message):
+    warmed = TrainConfig(**SHORT, seed=3)
+    save_critic(arl.make_critic(base), base, warmed, tmp_path / 'critic.pt')
+    with pytest.raises(ValueError, match=message):
+        load_critic(tmp_path / 'critic.pt', base, TrainConfig(**{**SHORT, **changes}, seed=seed))
+
+
+def test_a_critic_of_another_base_agent_or_a_corrupt_file_is_refused(base, tmp_path):
+    config = TrainConfig(**SHORT)
+    other = arl.TinyAgent(base.config)
+    save_critic(arl.make_critic(other), other, config, tmp_path / 'critic.pt')
+    with pytest.raises(ValueError, match='another base agent'):
+        load_critic(tmp_path / 'critic.pt', base, config)
+    (tmp_path / 'corrupt.pt').write_bytes(b'not a critic')
+    with pytest.raises(ValueError, match='corrupt.pt is unusable'):
+        load_critic(tmp_path / 'corrupt.pt', base, config)
+
+
+def test_cli_refuses_a_critic_for_reinforce(base, tmp_path):
+    config = tmp_path / 'reinforce.json'
+    config.write_text(json.dumps(dict(SHORT, algorithm='reinforce')))
+    with pytest.raises(SystemExit, match="algorithm='reinforce' uses no critic"):
+        main(['train', '--config', str(config), '--seed', '0', '--out', str(tmp_path / 'run'),
+              '--critic', str(tmp_path / 'critic.pt')])
