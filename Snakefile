@@ -1,11 +1,14 @@
 # PPO on a tiny language-model agent (Chapter 8), across seeds: the table of contents.
-# The design lives in config/config.yaml; README.md, section "The workflow", has the commands.
+# The design is one file: the one given with --configfile, else config/config.yaml (never the two
+# merged); README.md, section "The workflow", has the commands.
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 validate(config, "workflow/schemas/config.schema.yaml")

@@ -1,11 +1,13 @@
 """The test design on a real SLURM cluster: a single-node cluster on localhost, the SLURM profile, a local run to compare.
 
 The module's fixture brings the cluster up with workflow/scripts/slurm_localhost.sh (Debian's slurm-wlm
-and munge; root), then runs config/test.yaml twice at the same time, each in its own working directory
-under tmp_path (as tests/test_workflow.py does):
-  - through SLURM: `snakemake --executor slurm --profile workflow/profiles/slurm
-    --profile workflow/profiles/slurm/localhost`, the job logs kept (--slurm-keep-successful-logs);
-  - locally: `--profile workflow/profiles/default --cores 2`.
+and munge; root), then runs config/test.yaml twice at the same time, each from the root of its own copy
+of the checkout (beside its config/config.yaml, as a user runs it), with the README's commands:
+  - through SLURM: `snakemake --profile workflow/profiles/slurm --profile workflow/profiles/slurm/localhost
+    --configfile config/test.yaml`, the job logs kept (--slurm-keep-successful-logs);
+  - locally: `snakemake --profile workflow/profiles/default --cores 2 --configfile config/test.yaml`.
+Every SLURM job runs Snakemake again inside its allocation; had it planned another design than its
+parent (config/config.yaml merged back in), the aggregation would fail or compare unequal here.
 The local run fills the SLURM run's idle time (status polling, job start-up), so the two together take
 little more than the SLURM run alone.
 
@@ -35,13 +37,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from checkout import copy_checkout
 from comparable import comparable_csv, comparable_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / 'workflow' / 'scripts' / 'slurm_localhost.sh'
 PROFILE = REPO / 'workflow' / 'profiles' / 'slurm'
 LOCALHOST_PROFILE = PROFILE / 'localhost'
-TEST_CONFIG = REPO / 'config' / 'test.yaml'
+TEST_RESULTS = Path(yaml.safe_load((REPO / 'config' / 'test.yaml').read_text())['results_dir'])
 SLURM_DIR = Path(os.environ.get('AGENTRL_SLURM_DIR', '/tmp/agentrl-slurm'))
 SLURM_RULES = {'base_agent', 'train', 'experiment', 'aggregate'}  # the rest are local rules
 INSTALL = 'apt-get install -y slurm-wlm munge'
@@ -86,10 +89,13 @@ def test_the_executor_plugin_is_pinned():
 # --- the cluster and the two runs -------------------------------------------------------------
 
 def environment() -> dict:
-    """The jobs' environment (sbatch --export=ALL passes it on): this venv's python, the repository, the cache."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(('SLURM_', 'SBATCH_', 'SRUN_'))}
+    """The jobs' environment (sbatch --export=ALL passes it on): this venv's python, the cache.
+
+    Jobs import agentrl and analysis from their working directory, the copy's root (`python -m`).
+    """
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('SLURM_', 'SBATCH_', 'SRUN_', 'AGENTRL_DESIGN', 'PYTHONPATH'))}
     env['PATH'] = os.pathsep.join([str(Path(sys.executable).parent), env.get('PATH', '')])
-    env['PYTHONPATH'] = os.pathsep.join(p for p in (env.get('PYTHONPATH'), str(REPO)) if p)
     # the base agent's cache, the same for local and SLURM jobs (they run as this user, on this host)
     env['AGENTRL_CACHE_DIR'] = env.get('AGENTRL_CACHE_DIR') or str(Path.home() / '.cache' / 'agentrl')
     env['SLURM_CONF'] = str(SLURM_DIR / 'etc' / 'slurm.conf')
@@ -119,9 +125,9 @@ def cluster():
         script('down')
 
 
-def snakemake(workdir: Path, *args) -> list[str]:
-    return [sys.executable, '-m', 'snakemake', '--snakefile', str(REPO / 'Snakefile'), '--directory', str(workdir),
-            '--configfile', str(TEST_CONFIG), '--replace-workflow-config', *map(str, args)]
+def snakemake(*args) -> list[str]:
+    """The README's command for the test design, run from a copy's root."""
+    return [sys.executable, '-m', 'snakemake', *map(str, args), '--configfile', 'config/test.yaml']
 
 
 @pytest.fixture(scope='module')
@@ -132,19 +138,17 @@ def runs(cluster, tmp_path_factory):
     # the base agent cached before either run, so that no job of either pretrains it
     subprocess.run([sys.executable, '-m', 'agentrl', 'base-agent', '--out', str(root / 'base_agent.pt')],
                    cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL, timeout=900)
-    slurm, local = root / 'slurm', root / 'local'
-    slurm.mkdir()
-    local.mkdir()
+    slurm, local = copy_checkout(root / 'slurm'), copy_checkout(root / 'local')
+    assert (slurm / 'config' / 'config.yaml').exists()  # the default design a job could merge back in
     start = time.monotonic()
     with open(root / 'local.out', 'w') as local_out:
-        local_run = subprocess.Popen(
-            snakemake(local, '--profile', REPO / 'workflow' / 'profiles' / 'default', '--cores', 2),
-            cwd=REPO, env=env, stdout=local_out, stderr=subprocess.STDOUT)
+        local_run = subprocess.Popen(snakemake('--profile', 'workflow/profiles/default', '--cores', 2),
+                                     cwd=local, env=env, stdout=local_out, stderr=subprocess.STDOUT)
         try:
             slurm_run = subprocess.run(
-                snakemake(slurm, '--executor', 'slurm', '--profile', PROFILE, '--profile', LOCALHOST_PROFILE,
+                snakemake('--profile', 'workflow/profiles/slurm', '--profile', 'workflow/profiles/slurm/localhost',
                           '--slurm-keep-successful-logs'),
-                cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200)
+                cwd=slurm, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200)
             local_rc = local_run.wait(timeout=900)
         finally:
             if local_run.poll() is None:
@@ -171,14 +175,14 @@ def expected_jobs(local: Path) -> dict[str, tuple[str, Path]]:
     The log is the job's command's own output (`> {log}`): written only while the command runs. (Outputs
     and benchmark files are no evidence: Snakemake touches them on the submitting host when a job ends.)
     """
-    results = local / 'results'
-    jobs = {'rule_base_agent': ('base_agent', Path('results/logs/base_agent.log')),
-            'rule_aggregate': ('aggregate', Path('results/logs/aggregate.log'))}
+    results = local / TEST_RESULTS
+    jobs = {'rule_base_agent': ('base_agent', TEST_RESULTS / 'logs' / 'base_agent.log'),
+            'rule_aggregate': ('aggregate', TEST_RESULTS / 'logs' / 'aggregate.log')}
     for kind, rule in (('runs', 'train'), ('experiments', 'experiment')):
         for run in sorted((results / kind).glob('*/seed~*/run.json')):
             name, seed = run.parent.parent.name, run.parent.name
             jobs[f'rule_{rule}_wildcards_{name}_{seed.removeprefix("seed~")}'] = (
-                rule, Path('results/logs') / kind / name / f'{seed}.log')
+                rule, TEST_RESULTS / 'logs' / kind / name / f'{seed}.log')
     return jobs
 
 
@@ -207,15 +211,15 @@ def test_every_job_ran_as_a_slurm_job(runs):
 def test_slurm_results_equal_a_local_runs_number_for_number(runs):
     slurm, _, local, _ = runs
     def files(root: Path, pattern: str) -> list[Path]:
-        return sorted(p.relative_to(root) for p in (root / 'results').rglob(pattern))
+        return sorted(p.relative_to(root / TEST_RESULTS) for p in (root / TEST_RESULTS).rglob(pattern))
     assert files(slurm, 'run.json') == files(local, 'run.json')
-    assert {p.parts[1] for p in files(local, 'run.json')} == {'runs', 'experiments'}
+    assert {p.parts[0] for p in files(local, 'run.json')} == {'runs', 'experiments'}
     for path in files(local, 'run.json'):
-        assert comparable_run(slurm / path) == comparable_run(local / path), path
+        assert comparable_run(slurm / TEST_RESULTS / path) == comparable_run(local / TEST_RESULTS / path), path
     assert files(slurm, '*.csv') == files(local, '*.csv')
-    assert any(p.parts[1] == 'tables' for p in files(local, '*.csv'))
+    assert any(p.parts[0] == 'tables' for p in files(local, '*.csv'))
     for path in files(local, '*.csv'):
-        assert comparable_csv(slurm / path) == comparable_csv(local / path), path
+        assert comparable_csv(slurm / TEST_RESULTS / path) == comparable_csv(local / TEST_RESULTS / path), path
     assert files(slurm, 'configs/*.json') == files(local, 'configs/*.json')
     for path in files(local, 'configs/*.json'):
-        assert (slurm / path).read_text() == (local / path).read_text(), path
+        assert (slurm / TEST_RESULTS / path).read_text() == (local / TEST_RESULTS / path).read_text(), path

@@ -19,11 +19,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from checkout import copy_checkout
 from comparable import comparable_csv, comparable_run
+from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
+TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
 SCHEMA = REPO / 'workflow' / 'schemas' / 'config.schema.yaml'
 PPO_ONLY = ('lambda', 'epochs', 'minibatches', 'eps_high', 'value_clip', 'target_kl')  # REINFORCE ignores these
 
@@ -40,7 +43,7 @@ def environment() -> dict:
 
 def command(workdir: Path, config: Path, *args) -> list[str]:
     return [sys.executable, '-m', 'snakemake', '--snakefile', str(REPO / 'Snakefile'), '--directory', str(workdir),
-            '--configfile', str(config), '--replace-workflow-config',
+            '--configfile', str(config),
             '--profile', str(REPO / 'workflow' / 'profiles' / 'default'), *map(str, args)]
 
 
@@ -130,6 +133,44 @@ def test_the_same_design_listed_differently_gives_the_same_jobs(tmp_path):
     assert dry_run_jobs(tmp_path / 'a', config=variant) == dry_run_jobs(tmp_path / 'b', config=TEST_CONFIG)
 
 
+def test_a_design_file_is_the_whole_design_from_a_clones_root(tmp_path):
+    """From the root of a clone, beside config/config.yaml: --configfile plans its design alone (no merge, no extra flag)."""
+    clone = copy_checkout(tmp_path / 'clone')
+    out = succeeded(subprocess.run([sys.executable, '-m', 'snakemake', '--dry-run', '--quiet', 'rules',
+                                    '--configfile', 'config/test.yaml'], cwd=clone, env=environment(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300))
+    counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
+    # 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, aggregation, all
+    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (14, 6, 2), out
+
+
+def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.CompletedProcess:
+    """A dry run of Snakemake as a spawned job (--mode remote, as a SLURM job step starts it) under a parent's design."""
+    env = {**environment(), 'AGENTRL_DESIGN': json.dumps(parent_design, sort_keys=True)}
+    return subprocess.run([sys.executable, '-m', 'snakemake', '--mode', 'remote', '--nolock', '--dry-run',
+                           '--snakefile', str(REPO / 'Snakefile'), '--directory', str(workdir),
+                           '--configfile', str(config)],
+                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+
+
+def validated(path: Path) -> dict:
+    """A design file with the schema's defaults filled in, as the Snakefile sees it."""
+    design = yaml.safe_load(path.read_text())
+    validate(design, str(SCHEMA))
+    return design
+
+
+def test_a_job_whose_design_is_not_its_parents_stops_naming_the_difference(tmp_path):
+    result = spawned_job(tmp_path, validated(DEFAULT_CONFIG), TEST_CONFIG)
+    assert result.returncode != 0
+    assert "this job's design is not the one its parent planned" in result.stdout, result.stdout[-3000:]
+    for difference in ('baseline.epochs: 4 -> 2', 'trainer.iterations: 30 -> 2',
+                       'results_dir: "results" -> "results/small"'):
+        assert difference in result.stdout, result.stdout[-3000:]
+    same = spawned_job(tmp_path, validated(TEST_CONFIG), TEST_CONFIG)
+    assert same.returncode == 0, same.stdout[-3000:]
+
+
 @pytest.mark.parametrize('changes, words', [
     (dict(seed=[0]), ["'seed' was unexpected"]),
     (dict(trainer=dict(iteration=2, iterations=2, episodes_per_iteration=16)), ["'iteration' was unexpected"]),
@@ -145,7 +186,7 @@ def test_a_bad_config_stops_before_any_job(tmp_path, changes, words):
     assert result.returncode != 0
     for word in words:
         assert word in result.stdout, result.stdout[-4000:]
-    assert not (tmp_path / 'work' / 'results').exists()
+    assert not (tmp_path / 'work' / TEST_RESULTS).exists()
 
 
 def test_conda_environment_pins_the_requirements():
@@ -212,7 +253,7 @@ def copy_workdir(workdir: Path, target: Path) -> Path:
 
 
 def test_end_to_end_from_base_agent_to_aggregation(parallel):
-    results = parallel / 'results'
+    results = parallel / TEST_RESULTS
     for cell in TEST_CELLS:
         config = json.loads((results / 'configs' / f'{cell}.json').read_text())
         for seed in (0, 1):
@@ -238,18 +279,19 @@ def test_rerun_after_a_complete_run_does_nothing(parallel):
 
 def test_a_removed_run_reruns_only_it_and_the_aggregation(parallel, tmp_path):
     work = copy_workdir(parallel, tmp_path / 'work')
-    shutil.rmtree(work / 'results' / 'runs' / 'algo~reinforce' / 'seed~1')
-    assert dry_run_jobs(work) == [('aggregate', 'results/claims.md'), ('all', ''),
-                                  ('train', 'results/runs/algo~reinforce/seed~1/run.json')]
+    shutil.rmtree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1')
+    assert dry_run_jobs(work) == [('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
+                                  ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
 
 
 def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
     config = yaml.safe_load(TEST_CONFIG.read_text())
     faster = write_config(tmp_path / 'lr.yaml', algorithms={'reinforce': {'lr': 3e-3}})
     assert dry_run_jobs(parallel, config=faster) == [
-        ('aggregate', 'results/claims.md'), ('all', ''), ('cell_config', 'results/configs/algo~reinforce.json'),
-        ('train', 'results/runs/algo~reinforce/seed~0/run.json'),
-        ('train', 'results/runs/algo~reinforce/seed~1/run.json')]
+        ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
+        ('cell_config', f'{TEST_RESULTS}/configs/algo~reinforce.json'),
+        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~0/run.json'),
+        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
     relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lambda': 1},
                             sweeps={'lambda': [0.95, 1], 'algorithm': ['reinforce']})
     assert 'Nothing to be done' in succeeded(snakemake(parallel, '--dry-run', config=relisted))
@@ -257,8 +299,8 @@ def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
 
 def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, tmp_path):
     work = copy_workdir(parallel, tmp_path / 'work')
-    run = work / 'results' / 'runs' / BASELINE_CELL / 'seed~0'
-    log = work / 'results' / 'logs' / 'runs' / BASELINE_CELL / 'seed~0.log'
+    run = work / TEST_RESULTS / 'runs' / BASELINE_CELL / 'seed~0'
+    log = work / TEST_RESULTS / 'logs' / 'runs' / BASELINE_CELL / 'seed~0.log'
     shutil.rmtree(run)
     log.unlink()
     with open(tmp_path / 'snakemake.out', 'w') as out:
@@ -285,13 +327,13 @@ def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, t
 # --- serial and parallel runs agree ----------------------------------------------------------
 
 def test_parallel_runs_give_the_same_numbers_as_serial_ones(serial, parallel):
-    runs = sorted(p.relative_to(serial) for p in (serial / 'results').rglob('run.json'))
+    runs = sorted(p.relative_to(serial) for p in (serial / TEST_RESULTS).rglob('run.json'))
     assert len(runs) == 2 * len(TEST_CELLS) + 2
-    assert runs == sorted(p.relative_to(parallel) for p in (parallel / 'results').rglob('run.json'))
+    assert runs == sorted(p.relative_to(parallel) for p in (parallel / TEST_RESULTS).rglob('run.json'))
     for path in runs:
         assert comparable_run(serial / path) == comparable_run(parallel / path), path
-    tables = sorted(p.relative_to(serial) for p in (serial / 'results').rglob('*.csv'))
-    assert tables == sorted(p.relative_to(parallel) for p in (parallel / 'results').rglob('*.csv'))
-    assert any(p.parts[1] == 'tables' for p in tables)
+    tables = sorted(p.relative_to(serial) for p in (serial / TEST_RESULTS).rglob('*.csv'))
+    assert tables == sorted(p.relative_to(parallel) for p in (parallel / TEST_RESULTS).rglob('*.csv'))
+    assert any(p.parts[2] == 'tables' for p in tables)
     for path in tables:
         assert comparable_csv(serial / path) == comparable_csv(parallel / path), path

@@ -2,7 +2,8 @@
 
 The config is validated against workflow/schemas/config.schema.yaml in the Snakefile, before this
 file runs; what a schema cannot say (a cell's minibatches against its episodes per iteration, the
-schema and AXES declaring the same axes) is checked here, still before any job runs.
+schema and AXES declaring the same axes, a job's design against its parent's) is checked here, still
+before any job runs.
 """
 import itertools
 import json
@@ -12,6 +13,46 @@ from collections import namedtuple
 
 import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+
+
+# --- the design a job sees is the one its parent planned ---------------------------------------
+# A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile
+# and --config but not --replace-workflow-config (Snakemake 9.27): the Snakefile therefore never merges
+# two files. The parent's design also travels in the environment (sbatch --export=ALL, and local
+# subprocesses inherit it), so that a job that would still see another design stops, naming why.
+
+DESIGN_VARIABLE = "AGENTRL_DESIGN"
+
+
+ABSENT = object()
+
+
+def design_differences(planned, seen, prefix=""):
+    """'key: planned -> seen' for every dotted key whose value differs between two configs."""
+    if not (isinstance(planned, dict) and isinstance(seen, dict)):
+        shown = ["(absent)" if value is ABSENT else json.dumps(value) for value in (planned, seen)]
+        return [] if planned == seen else [f"{prefix or 'config'}: {shown[0]} -> {shown[1]}"]
+    return [line for key in sorted(set(planned) | set(seen), key=str)
+            for line in design_differences(planned.get(key, ABSENT), seen.get(key, ABSENT),
+                                           f"{prefix}.{key}" if prefix else str(key))]
+
+
+def check_parents_design(config):
+    """Publish the design to spawned jobs (main process), or compare a spawned job's with it."""
+    if workflow.is_main_process:
+        os.environ[DESIGN_VARIABLE] = json.dumps(config, sort_keys=True)
+    elif DESIGN_VARIABLE not in os.environ:
+        logger.warning(f"{DESIGN_VARIABLE} is not set: this job cannot check that its design is its parent's")
+    else:
+        differences = design_differences(json.loads(os.environ[DESIGN_VARIABLE]), config)
+        if differences:
+            raise WorkflowError(
+                "this job's design is not the one its parent planned (parent -> job):\n  " + "\n  ".join(differences)
+                + "\nGive the design as one file (--configfile FILE), the same for the parent and its jobs.")
+
+
+check_parents_design(config)
 
 
 # --- the ablation axes: declared once (values in the schema, the rest here) -------------------
