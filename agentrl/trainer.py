@@ -18,10 +18,11 @@ from .advantages import explained_variance, gae_advantages, outcome_rewards, ret
 from .calibration import sample_tasks
 from .config import TrainConfig
 from .env import BugFixEnv
-from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step, token_log_probs
-from .model import Critic, TinyAgent, critic_values, make_critic
+from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
+from .model import Critic, TinyAgent, make_critic
+from .packing import Packing, critic_scores, policy_scores
 from .ppo import ppo_policy_loss, value_loss
-from .sampler import collate, rollout_batch, rollout_stats, sequence_log_probs
+from .sampler import collate, rollout_batch, rollout_stats
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
@@ -74,7 +75,7 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
     for _ in range(config.critic_warmup_steps):
         idx = torch.randint(len(targets), (32,), generator=gen)
         ids, mb_targets, mb_mask = trim(data['ids'][idx], tok.pad_id, targets[idx], data['action_mask'][idx])
-        loss = masked_mean((critic_values(critic, ids) - mb_targets) ** 2, mb_mask)
+        loss = masked_mean((critic_scores(critic, ids, Packing.of(mb_mask)) - mb_targets) ** 2, mb_mask)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -83,10 +84,12 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
 
 @torch.no_grad()
 def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainConfig):
-    """Freeze pi_old: old log-probs, old values, (whitened) GAE advantages, value targets; all [B, T-1]."""
+    """Freeze pi_old: old log-probs, old values, (whitened) GAE advantages, value targets; all [B, T-1],
+    0 off the policy tokens."""
     m = batch['action_mask']
-    old_logp = sequence_log_probs(policy, batch['ids'])
-    old_values = critic_values(critic, batch['ids'])
+    packing = Packing.of(m)
+    old_logp, _ = policy_scores(policy, batch['ids'], packing)
+    old_values = critic_scores(critic, batch['ids'], packing)
     adv, returns = gae_advantages(outcome_rewards(batch['rewards'], m), old_values, m, config.gamma, config.lam)
     if config.whiten_advantages:
         on = m > 0
@@ -110,8 +113,8 @@ def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig,
         for index, rows in enumerate(torch.randperm(len(ids), generator=gen).chunk(config.minibatches)):
             mb_ids, mb_old, mb_adv, mb_mask, mb_values, mb_returns = trim(
                 ids[rows], pad_id, old_logp[rows], adv[rows], m[rows], old_values[rows], returns[rows])
-            logits = policy(mb_ids)
-            logp = token_log_probs(logits, mb_ids)
+            packing = Packing.of(mb_mask)
+            logp, logits = policy_scores(policy, mb_ids, packing)  # logits [P, V] at the policy tokens
             loss, stats = ppo_policy_loss(logp, mb_old, mb_adv, mb_mask, config.clip_low, config.clip_high,
                                           config.loss_mode, config.dual_clip, config.norm_const)
             if config.target_kl is not None and config.early_stop == 'minibatch' and stats['approx_kl'] > config.target_kl:
@@ -127,13 +130,13 @@ def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig,
             max_norm = math.inf if config.max_grad_norm is None else config.max_grad_norm
             grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), max_norm)
             popt.step()
-            vloss = value_loss(critic_values(critic, mb_ids), mb_values, mb_returns, mb_mask, config.value_clip)
+            vloss = value_loss(critic_scores(critic, mb_ids, packing), mb_values, mb_returns, mb_mask, config.value_clip)
             _check_finite(vloss, f'value loss at iteration {iteration}, epoch {epoch}')
             vopt.zero_grad()
             vloss.backward()
             vopt.step()
             stats = dict(stats, policy_loss=loss.item(), value_loss=vloss.item(), grad_norm=grad_norm.item(),
-                         entropy=masked_mean(entropy_from_logits(logits.detach()[:, :-1]), mb_mask).item())
+                         entropy=masked_mean(packing.scatter(entropy_from_logits(logits.detach())), mb_mask).item())
             logs.append(stats)
             per_minibatch.append(dict(iteration=iteration, epoch=epoch, minibatch=index, **stats))
         if logs:
