@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import statistics
 import time
 
 import torch
@@ -33,6 +34,7 @@ LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode
 T4_RATIOS, T5_RATIOS = (0.5, 0.79, 1.0, 1.1, 1.3, 2.0), (2.0, 5.0, 20.0)
 TRUST_REGION_EPISODES, TRUST_REGION_STEPS = 64, 40  # T6
 MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, BUG_STEPS, BUG_EPISODES = 16, 4, 8, 64  # T10, T12
+CLIP_HIGHER = 0.28  # exercise 6: DAPO's eps_high
 PROB_BUCKETS = ((0.0, 0.1), (0.1, 0.5), (0.5, 1.0))  # T13: pi_old of the sampled token
 MINIBATCH_COUNTS = (1, 2, 4, 8, 16)  # T11
 
@@ -81,7 +83,7 @@ def log_ratio(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> torch.Te
 def weight_stats(log_w: torch.Tensor, rewards: torch.Tensor) -> dict[str, float]:
     """Importance-sampling diagnostics of per-episode log-weights log_w [B] and rewards [B]."""
     w = log_w.exp()
-    return dict(sd_log_w=log_w.std().item(), max_w=w.max().item(),
+    return dict(sd_log_w=log_w.std().item(), max_w=w.max().item(), mean_w=w.mean().item(),  # E_old[w] = 1
                 ess_over_n=(w.sum() ** 2 / (w ** 2).sum()).item() / len(w),
                 is_estimate=(w * rewards).mean().item(),
                 snis_estimate=((w * rewards).sum() / w.sum()).item())  # self-normalized (exercise 3)
@@ -90,6 +92,22 @@ def weight_stats(log_w: torch.Tensor, rewards: torch.Tensor) -> dict[str, float]
 def _std(x: torch.Tensor) -> float:
     """Sample standard deviation; NaN for fewer than two values."""
     return x.std().item() if x.numel() > 1 else math.nan
+
+
+def loglog_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log y on log x over the pairs with finite, positive x and y; NaN if they
+    are fewer than two or share one x."""
+    pairs = [(math.log(a), math.log(b)) for a, b in zip(x, y) if a > 0 and b > 0 and math.isfinite(a * b)]
+    if len({a for a, _ in pairs}) < 2:
+        return math.nan
+    return statistics.linear_regression(*zip(*pairs)).slope
+
+
+@torch.no_grad()
+def mean_token_kl(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> float:
+    """KL(pi_old || model) on the batch's policy tokens, k3 estimate (rho - 1 - log rho) averaged per token."""
+    lr = log_ratio(model, batch, old_logp)
+    return masked_mean(lr.exp() - 1 - lr, batch['action_mask']).item()
 
 
 # --- the experiments -----------------------------------------------------------------------------------
@@ -103,10 +121,17 @@ def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]
         out += records('T1', f'k={k}', dict(weight_stats(log_w[k], batch['rewards']),
                                             fresh_pass=fresh_pass(moved, tok, seed)))
     lengths = batch['action_mask'].sum(-1)  # [B] policy tokens per episode
+    spread = {}
     for lo, hi in LENGTH_BUCKETS:
         rows = (lengths >= lo) & (lengths < hi)
-        out += records('T2', f'{lo}-{hi}', dict(episodes=rows.sum(), sd_log_w_k3=_std(log_w[3][rows]),
-                                                sd_log_w_k10=_std(log_w[10][rows])))
+        spread[lo, hi] = dict(episodes=rows.sum().item(),
+                              mean_tokens=lengths[rows].float().mean().item() if rows.any() else math.nan,
+                              sd_log_w_k3=_std(log_w[3][rows]), sd_log_w_k10=_std(log_w[10][rows]))
+        out += records('T2', f'{lo}-{hi}', spread[lo, hi])
+    mean_tokens = [row['mean_tokens'] for row in spread.values()]  # sd ~ sqrt(length): slope 0.5 on log-log
+    out += records('T2', 'loglog_slope', {f'sd_log_w_k{k}': loglog_slope(mean_tokens, [row[f'sd_log_w_k{k}']
+                                                                                      for row in spread.values()])
+                                          for k in (3, 10)})
     for i, (n, w) in enumerate(zip(lengths.tolist(), log_w[10].tolist())):
         out += records('F8.1', f'episode={i}', dict(policy_tokens=n, log_w_k10=w))
     return out
@@ -120,7 +145,8 @@ def surrogate(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     for k, moved in reinforce_path(base, tok, seed, SURROGATE_UPDATES):
         rho = log_ratio(moved, batch, old_logp).exp()  # [B, T-1], 1 off policy tokens
         predicted = ((rho - 1) * advantage * batch['action_mask']).sum(-1).mean().item()
-        out += records('T3', f'k={k}', dict(surrogate=predicted, measured=fresh_pass(moved, tok, seed) - j_old))
+        out += records('T3', f'k={k}', dict(surrogate=predicted, measured=fresh_pass(moved, tok, seed) - j_old,
+                                            approx_kl=mean_token_kl(moved, batch, old_logp)))  # the distance
     return out
 
 
@@ -174,11 +200,12 @@ def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
     return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config)
 
 
-def ppo_update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int) -> list[dict]:
+def ppo_update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int,
+               clip_high: float = TrainConfig.clip_high) -> list[dict]:
     """Fresh Adam optimizers, then the trainer's PPO epochs over batch -> per-epoch records."""
     popt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
     vopt = torch.optim.Adam(critic.parameters(), lr=PPO_LR)
-    config = TrainConfig(epochs=epochs, minibatches=minibatches, seed=seed)
+    config = TrainConfig(epochs=epochs, minibatches=minibatches, seed=seed, clip_high=clip_high)
     per_epoch, _ = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config,
                               torch.Generator().manual_seed(EPOCHS_SEED + seed), tok.pad_id)
     return per_epoch
@@ -191,10 +218,12 @@ def policy_entropy(model: TinyAgent, batch: dict) -> float:
 
 
 def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
-    """T10 (+ exercise 6's clip fraction by advantage sign), T12 and T13: 16 epochs on the old batch."""
+    """T10, T12 and T13: 16 epochs on the old batch; exercise 6: the clip by advantage sign, and the same
+    16 epochs (same warm start, same minibatches) with clip_high 0.28."""
     batch, old_logp = old_batch(base, tok, seed)
     mask = batch['action_mask']
     policy, critic, prepared = warmed_start(base, tok, seed, batch)
+    wide, wide_critic = copy.deepcopy(policy), copy.deepcopy(critic)
     many = ppo_update(policy, critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
     out = []
     for e in many:
@@ -204,7 +233,24 @@ def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     diff = ((old_logp - batch['sample_logp']).abs() * mask).max()
     out += records('T12', 'old_logp', dict(max_abs_diff=diff, policy_tokens=mask.sum()))
     out += records('T12', 'bug', recomputed_old_logp(base, batch, prepared[2]))
-    return out + ratio_by_old_prob(log_ratio(policy, batch, old_logp).exp(), old_logp, prepared[2], mask)
+    ratio = log_ratio(policy, batch, old_logp).exp()  # [B, T-1] after 16 epochs
+    out += records('T10', 'by_sign', clip_by_sign(ratio, prepared[2], mask, TrainConfig()))
+    ppo_update(wide, wide_critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, CLIP_HIGHER)
+    out += records('T10', 'entropy_clip_high', dict(after=policy_entropy(wide, batch)))
+    out += records('T10', 'by_sign_clip_high', clip_by_sign(log_ratio(wide, batch, old_logp).exp(), prepared[2], mask,
+                                                            TrainConfig(clip_high=CLIP_HIGHER)))
+    return out + ratio_by_old_prob(ratio, old_logp, prepared[2], mask)
+
+
+def clip_by_sign(ratio, adv, mask, config: TrainConfig) -> dict[str, float]:
+    """Exercise 6: the share of positive-advantage tokens above 1 + clip_high and of negative-advantage
+    tokens below 1 - clip_low (where the clip stops them), over the policy tokens; ratio, adv, mask [B, T-1]."""
+    on = mask > 0
+    positive, negative = on & (adv > 0), on & (adv < 0)
+    share = lambda clipped, side: (clipped & side).sum().item() / side.sum().item() if side.any() else math.nan
+    return dict(positive_tokens=positive.sum(), negative_tokens=negative.sum(),
+                clip_frac_positive=share(ratio > 1 + config.clip_high, positive),
+                clip_frac_negative=share(ratio < 1 - config.clip_low, negative))
 
 
 def recomputed_old_logp(base: TinyAgent, batch: dict, adv: torch.Tensor) -> dict[str, float]:
@@ -221,15 +267,17 @@ def recomputed_old_logp(base: TinyAgent, batch: dict, adv: torch.Tensor) -> dict
 
 
 def ratio_by_old_prob(ratio, old_logp, adv, mask) -> list[dict]:
-    """T13: positive-advantage tokens by pi_old bucket: ratio, old_logp, adv, mask [B, T-1] -> records."""
+    """T13: positive-advantage tokens by pi_old bucket (how many, share above 1.2, median ratio, median absolute
+    probability gain pi_theta - pi_old): ratio, old_logp, adv, mask [B, T-1] -> records."""
     old_p, out = old_logp.exp(), []
     for lo, hi in PROB_BUCKETS:
         good = (mask > 0) & (adv > 0) & (old_p >= lo) & (old_p < hi + 1e-6)
         r = ratio[good]
         empty = r.numel() == 0
+        gain = old_p[good] * (r - 1)  # pi_theta - pi_old of each token: the absolute growth
         out += records('T13', f'pi_old={lo:.1f}-{hi:.1f}', dict(
             tokens=r.numel(), above_1_2=math.nan if empty else (r > 1.2).float().mean(),
-            median_ratio=math.nan if empty else r.median()))
+            median_ratio=math.nan if empty else r.median(), median_gain=math.nan if empty else gain.median()))
     return out
 
 

@@ -11,7 +11,8 @@ import torch
 import agentrl as arl
 from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
-from agentrl.experiments import EXPERIMENTS, run_experiment
+from agentrl.config import TrainConfig
+from agentrl.experiments import EXPERIMENTS, clip_by_sign, loglog_slope, ratio_by_old_prob, run_experiment
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
 LISTING = Path(__file__).resolve().parents[2] / 'shared' / 'chapter08' / 'chapter08_listing.py'
@@ -25,17 +26,21 @@ def keys(table, rows, metrics):
 T10_EPOCH = ['clip_frac', 'approx_kl', 'ratio_max', 'clip_frac_high', 'clip_frac_low']
 EXPECTED = dict(
     importance_weights=keys('T1', ['k=0', 'k=1', 'k=3', 'k=10', 'k=30'],
-                            ['sd_log_w', 'max_w', 'ess_over_n', 'is_estimate', 'snis_estimate', 'fresh_pass'])
-    | keys('T2', ['0-8', '8-16', '16-64'], ['episodes', 'sd_log_w_k3', 'sd_log_w_k10'])
+                            ['sd_log_w', 'max_w', 'mean_w', 'ess_over_n', 'is_estimate', 'snis_estimate', 'fresh_pass'])
+    | keys('T2', ['0-8', '8-16', '16-64'], ['episodes', 'mean_tokens', 'sd_log_w_k3', 'sd_log_w_k10'])
+    | keys('T2', ['loglog_slope'], ['sd_log_w_k3', 'sd_log_w_k10'])
     | keys('F8.1', [f'episode={i}' for i in range(320)], ['policy_tokens', 'log_w_k10']),
-    surrogate=keys('T3', ['k=1', 'k=3', 'k=10'], ['surrogate', 'measured']),
+    surrogate=keys('T3', ['k=1', 'k=3', 'k=10'], ['surrogate', 'measured', 'approx_kl']),
     clip_gradients=keys('T4', ['A=+1', 'A=-1'], [f'grad_{i}' for i in range(6)] + ['clip_frac'])
     | keys('T5', ['dual_clip=None', 'dual_clip=3.0'], ['loss', 'grad_0', 'grad_1', 'grad_2']),
     trust_region=keys('T6', ['clipped', 'unclipped'], ['approx_kl', 'outside_band', 'max_ratio']),
     sixteen_epochs=keys('T10', [f'epoch={e}' for e in range(1, 17)], T10_EPOCH)
     | keys('T10', ['entropy'], ['before', 'after'])
+    | keys('T10', ['by_sign', 'by_sign_clip_high'],
+           ['positive_tokens', 'negative_tokens', 'clip_frac_positive', 'clip_frac_negative'])
+    | keys('T10', ['entropy_clip_high'], ['after'])
     | keys('T12', ['old_logp'], ['max_abs_diff', 'policy_tokens']) | keys('T12', ['bug'], ['clip_frac', 'approx_kl'])
-    | keys('T13', ['pi_old=0.0-0.1', 'pi_old=0.1-0.5', 'pi_old=0.5-1.0'], ['tokens', 'above_1_2', 'median_ratio']),
+    | keys('T13', ['pi_old=0.0-0.1', 'pi_old=0.1-0.5', 'pi_old=0.5-1.0'], ['tokens', 'above_1_2', 'median_ratio', 'median_gain']),
     staleness=keys('T11', [f'minibatches={n}' for n in (1, 2, 4, 8, 16)], ['approx_kl', 'clip_frac']),
 )
 
@@ -90,7 +95,7 @@ def test_structural_facts(runs):
     assert t1['k=0']['ess_over_n'] == 1.0 and t1['k=0']['sd_log_w'] == 0.0 and t1['k=0']['max_w'] == 1.0
     assert t1['k=0']['is_estimate'] == pytest.approx(t1['k=0']['snis_estimate'])  # w = 1: both are the pass rate
     assert t1['k=30']['ess_over_n'] < 1.0
-    assert sum(row['episodes'] for row in t2.values()) == 320
+    assert sum(t2[bucket]['episodes'] for bucket in ('0-8', '8-16', '16-64')) == 320
     f81 = table(runs['importance_weights'], 'F8.1')
     assert sum(row['policy_tokens'] for row in f81.values()) == table(runs['sixteen_epochs'], 'T12')['old_logp'][
         'policy_tokens']
@@ -102,6 +107,57 @@ def test_structural_facts(runs):
     assert len(table(runs['staleness'], 'T11')) == 5
     t6 = table(runs['trust_region'], 'T6')
     assert t6['unclipped']['approx_kl'] > t6['clipped']['approx_kl']
+
+
+def test_coverage_metrics(runs):
+    """The per-seed inputs of the coverage claims: E[w] = 1 at k = 0, T2's sqrt-length fit, T3's distance,
+    exercise 6's clip by sign, T13's absolute growth."""
+    t1, t2 = table(runs['importance_weights'], 'T1'), table(runs['importance_weights'], 'T2')
+    assert t1['k=0']['mean_w'] == 1.0 and t1['k=10']['mean_w'] != 1.0
+    buckets = ['0-8', '8-16', '16-64']
+    assert all(int(lo) <= t2[b]['mean_tokens'] < int(hi) for b in buckets for lo, hi in [b.split('-')])
+    for k in (3, 10):  # the slope row is the fit of the bucket rows, and the spread grows with length
+        fitted = loglog_slope([t2[b]['mean_tokens'] for b in buckets], [t2[b][f'sd_log_w_k{k}'] for b in buckets])
+        assert t2['loglog_slope'][f'sd_log_w_k{k}'] == fitted and 0 < fitted < 2
+    kl = [table(runs['surrogate'], 'T3')[f'k={k}']['approx_kl'] for k in (1, 3, 10)]
+    assert 0 < kl[0] < kl[1] < kl[2]
+    t10, t12 = table(runs['sixteen_epochs'], 'T10'), table(runs['sixteen_epochs'], 'T12')
+    by_sign = t10['by_sign']
+    assert 0 < by_sign['positive_tokens'] + by_sign['negative_tokens'] <= t12['old_logp']['policy_tokens']
+    assert 0 < by_sign['clip_frac_positive'] < 1 and 0 < by_sign['clip_frac_negative'] < 1
+    wide = t10['by_sign_clip_high']  # the same batch and advantages, trained with clip_high 0.28
+    assert (wide['positive_tokens'], wide['negative_tokens']) == (by_sign['positive_tokens'], by_sign['negative_tokens'])
+    assert 0 <= wide['clip_frac_positive'] < 1 and wide != by_sign
+    assert 0 < t10['entropy_clip_high']['after'] != t10['entropy']['after']
+    t13 = table(runs['sixteen_epochs'], 'T13')
+    assert all(row['tokens'] == 0 or -hi <= row['median_gain'] <= 1 for row, hi in zip(t13.values(), (0.1, 0.5, 1)))
+
+
+def test_loglog_slope_recovers_powers_and_rejects_degenerate_data():
+    assert loglog_slope([4, 16, 64], [2, 4, 8]) == pytest.approx(0.5)  # sd = sqrt(L)
+    assert loglog_slope([1, 10, 100], [3, 3, 3]) == pytest.approx(0.0)
+    assert loglog_slope([2, 2, float('nan')], [1, 2, 3]) != loglog_slope([2, 2, float('nan')], [1, 2, 3])  # NaN
+    assert loglog_slope([5, 10], [0.0, 1.0]) != loglog_slope([5, 10], [0.0, 1.0])  # one usable pair: NaN
+
+
+def test_clip_by_sign_counts_each_side_over_its_own_tokens():
+    ratio = torch.tensor([[1.3, 1.1, 0.7, 1.0], [0.5, 1.5, 1.0, 9.0]])
+    adv = torch.tensor([[1.0, 1.0, -1.0, 0.0], [-1.0, -1.0, 1.0, 1.0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0]])  # the 9.0 is padding
+    out = clip_by_sign(ratio, adv, mask, TrainConfig())
+    assert out == dict(positive_tokens=3, negative_tokens=3, clip_frac_positive=1 / 3, clip_frac_negative=2 / 3)
+    assert clip_by_sign(ratio, adv, mask, TrainConfig(clip_high=0.28, clip_low=0.4))['clip_frac_positive'] == 1 / 3
+    assert clip_by_sign(ratio, -adv.abs(), mask, TrainConfig())['clip_frac_positive'] != 0  # no positives: NaN
+
+
+def test_ratio_by_old_prob_growth_is_absolute():
+    old_p = torch.tensor([[0.05, 0.05, 0.3, 0.8]])
+    ratio, adv, mask = torch.tensor([[1.4, 2.0, 1.2, 1.1]]), torch.ones(1, 4), torch.ones(1, 4)
+    rows = table(ratio_by_old_prob(ratio, old_p.log(), adv, mask), 'T13')
+    assert rows['pi_old=0.0-0.1']['tokens'] == 2 and rows['pi_old=0.0-0.1']['median_ratio'] == pytest.approx(1.4)
+    assert rows['pi_old=0.0-0.1']['median_gain'] == pytest.approx(0.02)  # median of 0.02 and 0.05: the lower
+    assert rows['pi_old=0.1-0.5']['median_gain'] == pytest.approx(0.06)
+    assert rows['pi_old=0.5-1.0']['median_gain'] == pytest.approx(0.08)
 
 
 def test_same_seed_same_records_other_seed_differs(base, runs):
