@@ -1,7 +1,12 @@
 # PPO on a tiny language-model agent (Chapter 8), across seeds: the table of contents.
 # The design is one file: the one given with --configfile, else config/config.yaml (never the two
 # merged); README.md, section "The workflow", has the commands.
+import sys
+
 from snakemake.utils import min_version, validate
+
+sys.path.insert(0, workflow.basedir)  # workflow/design.py, importable as workflow.design
+from workflow.design import config_schema_file
 
 min_version("9.0")
 
@@ -11,7 +16,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+with config_schema_file() as schema:
+    validate(config, schema)
 
 
 report: "workflow/report/workflow.rst"

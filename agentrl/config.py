@@ -56,9 +56,11 @@ class TrainConfig:
         if self.minibatches > self.episodes_per_iteration:
             raise ValueError(f'minibatches={self.minibatches} is more than episodes_per_iteration='
                              f'{self.episodes_per_iteration}; expected at most one minibatch per episode')
-        for name in ('clip_low', 'clip_high', 'value_clip', 'target_kl', 'max_grad_norm', 'kl_penalty'):
+        for name in ('clip_low', 'clip_high', 'value_clip', 'max_grad_norm'):
             _in_range(name, getattr(self, name), 0.0, math.inf, '>= 0 (or None where optional)',
                       optional=name not in ('clip_low', 'clip_high'))
+        for name in ('target_kl', 'kl_penalty'):
+            _in_range(name, getattr(self, name), 0.0, math.inf, '> 0 or None', optional=True, open_low=True)
         _in_range('clip_low', self.clip_low, 0.0, 1.0, '[0, 1]')
         _in_range('dual_clip', self.dual_clip, 1.0, math.inf, '> 1 or None', optional=True, open_low=True)
         for name in ('lr', 'critic_lr', 'kl_penalty_target'):

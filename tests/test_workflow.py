@@ -6,7 +6,6 @@ import agentrl and analysis from the repository (PYTHONPATH) and call `python` f
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -23,15 +22,14 @@ from checkout import copy_checkout
 from comparable import comparable_csv, comparable_run
 from snakemake.utils import validate
 
+from workflow.design import AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
-SCHEMA = REPO / 'workflow' / 'schemas' / 'config.schema.yaml'
-PPO_ONLY = ('lambda', 'epochs', 'minibatches', 'eps_high', 'value_clip', 'target_kl')  # REINFORCE ignores these
-
-BASELINE_CELL = 'algo~ppo_lam~1_epochs~2_mb~2_eps_high~0.2_vclip~0.2_kl~none'
-TEST_CELLS = [BASELINE_CELL, 'algo~ppo_lam~0.95_epochs~2_mb~2_eps_high~0.2_vclip~0.2_kl~none', 'algo~reinforce']
+BASELINE_CELL = 'algo~ppo_lam~1_epochs~2_mb~2_clip_high~0.2_vclip~0.2_kl~none_lr~0.001_klpen~none'
+TEST_CELLS = [BASELINE_CELL, BASELINE_CELL.replace('lam~1', 'lam~0.95'), 'algo~reinforce']
 
 
 def environment() -> dict:
@@ -80,20 +78,6 @@ def write_config(path: Path, **changes) -> Path:
     return path
 
 
-def expected_cells(config: dict) -> set[tuple]:
-    """The design's distinct cells, computed independently of common.smk: baseline, sweeps, factorial blocks."""
-    baseline = config['baseline']
-    points = [baseline] + [{**baseline, key: level} for key, levels in config.get('sweeps', {}).items()
-                           for level in levels]
-    for block in config.get('factorial', []):
-        points += [{**baseline, **dict(zip(block, levels))} for levels in itertools.product(*block.values())]
-    def key(point):
-        kept = {k: v for k, v in point.items() if point['algorithm'] == 'ppo' or k not in PPO_ONLY}
-        return tuple(sorted((k, float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-                            for k, v in kept.items()))
-    return {key(point) for point in points}
-
-
 # --- static checks and dry runs --------------------------------------------------------------
 
 def test_lint_has_no_findings(tmp_path):
@@ -104,13 +88,13 @@ def test_lint_has_no_findings(tmp_path):
 
 def test_default_dry_run_lists_the_designs_jobs(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    cells, seeds, experiments = len(expected_cells(config)), len(config['seeds']), len(config['experiments'])
+    cells, seeds, experiments = len(expand_design(config)), len(config['seeds']), len(config['experiments'])
     # trainer runs, experiment runs, base agent, aggregation, one config file per cell, all
     expected = cells * seeds + experiments * seeds + 1 + 1 + cells + 1
-    assert (cells, seeds, experiments) == (19, 10, 6)
+    assert (cells, seeds, experiments) == (22, 10, 6)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
-    assert int(counts['total']) == expected == 272, out
+    assert int(counts['total']) == expected, out
     assert (int(counts['train']), int(counts['cell_config'])) == (cells * seeds, cells)
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
@@ -118,8 +102,11 @@ def test_default_dry_run_lists_the_designs_jobs(tmp_path):
 
 def test_default_cell_paths_are_canonical(tmp_path):
     outputs = {output for _, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG)}
-    assert 'results/runs/algo~ppo_lam~0.95_epochs~4_mb~4_eps_high~0.2_vclip~0.2_kl~none/seed~3/run.json' in outputs
-    assert 'results/runs/algo~ppo_lam~1_epochs~8_mb~8_eps_high~0.2_vclip~0.2_kl~none/seed~9/run.json' in outputs
+    tail = 'vclip~0.2_kl~none_lr~0.001_klpen~none'
+    assert f'results/runs/algo~ppo_lam~0.95_epochs~4_mb~4_clip_high~0.2_{tail}/seed~3/run.json' in outputs
+    assert f'results/runs/algo~ppo_lam~1_epochs~8_mb~8_clip_high~0.2_{tail}/seed~9/run.json' in outputs
+    assert 'results/runs/algo~ppo_lam~1_epochs~4_mb~4_clip_high~0.2_vclip~0.2_kl~none_lr~0.0005_klpen~none/seed~0/run.json' in outputs
+    assert 'results/runs/algo~ppo_lam~1_epochs~4_mb~4_clip_high~0.2_vclip~0.2_kl~none_lr~0.001_klpen~1/seed~0/run.json' in outputs
     assert 'results/runs/algo~reinforce/seed~0/run.json' in outputs
     assert 'results/experiments/staleness/seed~9/run.json' in outputs
 
@@ -127,9 +114,9 @@ def test_default_cell_paths_are_canonical(tmp_path):
 def test_the_same_design_listed_differently_gives_the_same_jobs(tmp_path):
     """Ints for floats, reordered levels, a cell listed twice: the same cells, paths and config contents."""
     config = yaml.safe_load(TEST_CONFIG.read_text())
-    variant = write_config(tmp_path / 'variant.yaml', baseline={**config['baseline'], 'lambda': 1},
-                           sweeps={'lambda': [0.95, 1.0], 'algorithm': ['reinforce', 'ppo']},
-                           factorial=[{'lambda': [1, 0.950], 'epochs': [2]}])
+    variant = write_config(tmp_path / 'variant.yaml', baseline={**config['baseline'], 'lam': 1},
+                           sweeps={'lam': [0.95, 1.0], 'algorithm': ['reinforce', 'ppo']},
+                           factorial=[{'lam': [1, 0.950], 'epochs': [2]}])
     assert dry_run_jobs(tmp_path / 'a', config=variant) == dry_run_jobs(tmp_path / 'b', config=TEST_CONFIG)
 
 
@@ -156,7 +143,8 @@ def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.
 def validated(path: Path) -> dict:
     """A design file with the schema's defaults filled in, as the Snakefile sees it."""
     design = yaml.safe_load(path.read_text())
-    validate(design, str(SCHEMA))
+    with config_schema_file() as schema:
+        validate(design, schema)
     return design
 
 
@@ -174,9 +162,12 @@ def test_a_job_whose_design_is_not_its_parents_stops_naming_the_difference(tmp_p
 @pytest.mark.parametrize('changes, words', [
     (dict(seed=[0]), ["'seed' was unexpected"]),
     (dict(trainer=dict(iteration=2, iterations=2, episodes_per_iteration=16)), ["'iteration' was unexpected"]),
-    (dict(baseline=dict(algorithm='ppo', epochs=0, minibatches=2, eps_high=0.2, value_clip=0.2, target_kl=None,
-                        **{'lambda': 1.0})), ['0 is less than the minimum of 1', "['baseline']['epochs']"]),
-    (dict(sweeps={'lambda': [0.95, 1.5]}), ['1.5 is greater than the maximum of 1', "['sweeps']['lambda']"]),
+    (dict(baseline=dict(algorithm='ppo', lam=1.0, epochs=0, minibatches=2, clip_high=0.2, value_clip=0.2,
+                        target_kl=None, lr=1e-3, kl_penalty=None)),
+     ['0 is less than the minimum of 1', "['baseline']['epochs']"]),
+    (dict(sweeps={'lam': [0.95, 1.5]}), ['1.5 is greater than the maximum of 1', "['sweeps']['lam']"]),
+    (dict(sweeps={'lambda': [0.95]}), ["'lambda' was unexpected"]),
+    (dict(sweeps={'target_kl': [0]}), ['0 is less than or equal to the minimum of 0', "['sweeps']['target_kl']"]),
     (dict(seeds=[0, 1, 1]), ['has non-unique elements', "['seeds']"]),
     (dict(sweeps={'epochs': ['four']}), ["'four' is not of type 'integer'", "['sweeps']['epochs']"]),
     (dict(sweeps={'minibatches': [32]}), ['minibatches=32 is more than episodes_per_iteration=16']),
@@ -201,15 +192,54 @@ def test_conda_environment_pins_the_requirements():
 def test_the_schema_knows_every_trainconfig_field():
     from agentrl.config import TrainConfig
     from agentrl.experiments import EXPERIMENTS
-    schema = yaml.safe_load(SCHEMA.read_text())
-    axis_fields = {'algorithm', 'lam', 'epochs', 'minibatches', 'clip_high', 'value_clip', 'target_kl'}
+    schema = config_schema()
     trainer = set(schema['$defs']['trainer']['properties'])
-    assert trainer | axis_fields | {'seed'} == set(TrainConfig.__dataclass_fields__)
-    assert set(schema['$defs']['axes']) == {'algorithm', *PPO_ONLY}
+    assert trainer | set(AXES) | {'seed'} == set(TrainConfig.__dataclass_fields__)
+    assert set(schema['$defs']['axes']) == set(schema['properties']['baseline']['properties']) == set(AXES)
+    assert set(schema['$defs']['levels']['properties']) == set(AXES)
     assert schema['properties']['experiments']['items']['enum'] == list(EXPERIMENTS)
     defaults = TrainConfig().to_dict()
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     assert {k: defaults[k] for k in config['trainer']} == config['trainer'], 'the default trainer: the chapter defaults'
+
+
+def probes(schema: dict) -> list[tuple[object, bool]]:
+    """(value, whether the schema fragment allows it) at each edge of a fragment's range, type and choices."""
+    if 'enum' in schema:
+        return [(value, True) for value in schema['enum']] + [('no-such-value', False)]
+    kinds = json_types(schema)
+    if kinds <= {'boolean'}:
+        return [(True, True), (False, True)]
+    step = 1 if 'integer' in kinds else 1e-9
+    found = [(None, 'null' in kinds)]
+    if 'minimum' in schema:
+        found += [(schema['minimum'], True), (schema['minimum'] - step, False)]
+    if 'exclusiveMinimum' in schema:
+        found += [(schema['exclusiveMinimum'], False), (schema['exclusiveMinimum'] + step, True)]
+    if 'maximum' in schema:
+        found += [(schema['maximum'], True), (schema['maximum'] + step, False)]
+    return found
+
+
+# Fields whose range TrainConfig checks only together with another field's value.
+CONTEXT = {'norm_const': {'loss_mode': 'seq_mean_token_sum_norm'}, 'loss_mode': {'norm_const': 1.0},
+           'episodes_per_iteration': {'minibatches': 1}}
+
+
+@pytest.mark.parametrize('name', sorted(set(AXES) | set(config_schema()['$defs']['trainer']['properties'])))
+def test_the_schema_and_trainconfig_agree_on_every_range(name):
+    from agentrl.config import TrainConfig
+    schema = config_schema()
+    fragment = schema['$defs']['axes'].get(name) or schema['$defs']['trainer']['properties'][name]
+    for value, allowed in probes(fragment):
+        if value is None and name in CONTEXT:
+            continue  # null is allowed or not by the other field (the schema cannot say)
+        try:
+            TrainConfig(**CONTEXT.get(name, {}), **{name: value})
+            accepted = True
+        except ValueError:
+            accepted = False
+        assert accepted == allowed, f'{name}={value!r}: the schema says {allowed}, TrainConfig {accepted}'
 
 
 def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
@@ -223,7 +253,7 @@ def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
     named = [spec['cell'] for claim in load_claims()['claims'] for spec in expand(claim['inputs']) if 'cell' in spec]
     named += [mapped.get('cell', {}) for table in load_chapter()['tables'].values()
               for mapped in table.get('cells', {}).values()]
-    baseline = 'algo~ppo_lam~1_epochs~4_mb~4_eps_high~0.2_vclip~0.2_kl~none'
+    baseline = baseline_name(yaml.safe_load(DEFAULT_CONFIG.read_text()))
     assert baseline in configs and len(named) >= 40
     assert [cell for cell in named if select(configs, cell, baseline) is None] == []
     assert select(configs, {'clip_high': 0.3}, baseline) is None  # the check can fail
@@ -292,8 +322,8 @@ def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
         ('cell_config', f'{TEST_RESULTS}/configs/algo~reinforce.json'),
         ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~0/run.json'),
         ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
-    relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lambda': 1},
-                            sweeps={'lambda': [0.95, 1], 'algorithm': ['reinforce']})
+    relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lam': 1},
+                            sweeps={'lam': [0.95, 1], 'algorithm': ['reinforce']})
     assert 'Nothing to be done' in succeeded(snakemake(parallel, '--dry-run', config=relisted))
 
 

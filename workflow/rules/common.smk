@@ -1,19 +1,17 @@
-"""The design's expansion: config -> trainer cells, each with one canonical name and one config file.
+"""The design's cells (workflow/design.py) and the helpers of the rules.
 
-The config is validated against workflow/schemas/config.schema.yaml in the Snakefile, before this
-file runs; what a schema cannot say (a cell's minibatches against its episodes per iteration, the
-schema and AXES declaring the same axes, a job's design against its parent's) is checked here, still
-before any job runs.
+The config is validated in the Snakefile, before this file runs, against the schema that
+workflow/design.py generates; what a schema cannot say (a cell's minibatches against its episodes per
+iteration, a job's design against its parent's) is checked here, still before any job runs.
 """
-import itertools
 import json
 import math
 import os
-from collections import namedtuple
 
-import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
+
+from workflow.design import DesignError, baseline_name, expand_design
 
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -55,102 +53,13 @@ def check_parents_design(config):
 check_parents_design(config)
 
 
-# --- the ablation axes: declared once (values in the schema, the rest here) -------------------
-
-Axis = namedtuple("Axis", "field label algorithms")  # TrainConfig field, label in a cell's path, where it applies
-ALGORITHMS = ("ppo", "reinforce")
-PPO = ("ppo",)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
-AXES = {
-    "algorithm": Axis("algorithm", "algo", ALGORITHMS),
-    "lambda": Axis("lam", "lam", PPO),
-    "epochs": Axis("epochs", "epochs", PPO),
-    "minibatches": Axis("minibatches", "mb", PPO),
-    "eps_high": Axis("clip_high", "eps_high", PPO),
-    "value_clip": Axis("value_clip", "vclip", PPO),
-    "target_kl": Axis("target_kl", "kl", PPO),
-}
-
-with open(workflow.source_path("../schemas/config.schema.yaml")) as schema_file:
-    SCHEMA = yaml.safe_load(schema_file)
-if set(SCHEMA["$defs"]["axes"]) != set(AXES):
-    raise WorkflowError(
-        f"the schema's axes ({', '.join(sorted(SCHEMA['$defs']['axes']))}) and AXES in common.smk "
-        f"({', '.join(sorted(AXES))}) must be the same: declare an axis in both")
-
-
-# --- values: canonical JSON and canonical text ------------------------------------------------
-
-def json_type(subschema):
-    """The JSON type names a schema entry allows."""
-    kind = subschema.get("type", [])
-    return {kind} if isinstance(kind, str) else set(kind)
-
-
-FIELD_TYPES = {axis.field: json_type(SCHEMA["$defs"]["axes"][key]) for key, axis in AXES.items()}
-FIELD_TYPES.update({field: json_type(entry) for field, entry in SCHEMA["$defs"]["trainer"]["properties"].items()})
-
-
-def canonical(field, value):
-    """A config value as the trainer reads it: 1 and 1.0 are the same number (float or int by the schema)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    return int(value) if "integer" in FIELD_TYPES[field] else float(value)
-
-
-def text(value):
-    """A value as it appears in a path: none, true/false, numbers without repr noise (1.0 -> 1, 0.95 -> 0.95)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return format(value, ".12g")
-    return str(value)
-
-
-# --- the design: baseline, one-factor-at-a-time sweeps, full-factorial blocks -----------------
-
-def design_points(config):
-    """Every point of the design as axis -> value, the baseline first (duplicates included)."""
-    baseline = config["baseline"]
-    points = [dict(baseline)]
-    for key, levels in config["sweeps"].items():
-        points += [{**baseline, key: level} for level in levels]
-    for block in config["factorial"]:
-        for levels in itertools.product(*block.values()):
-            points.append({**baseline, **dict(zip(block, levels))})
-    return points
-
-
-def cell(point, config):
-    """(name, TrainConfig fields without the seed) of a design point."""
-    algorithm = point["algorithm"]
-    axes = [key for key, axis in AXES.items() if algorithm in axis.algorithms]
-    name = "_".join(f"{AXES[key].label}~{text(canonical(AXES[key].field, point[key]))}" for key in axes)
-    values = {**config["trainer"], **config["algorithms"].get(algorithm, {}),
-              **{AXES[key].field: point[key] for key in axes}}
-    return name, {field: canonical(field, value) for field, value in sorted(values.items())}
-
-
-def expand_design(config):
-    """Cell name -> its TrainConfig fields, in design order; a cell shared by two sweeps appears once."""
-    cells = {}
-    for point in design_points(config):
-        name, values = cell(point, config)
-        if cells.setdefault(name, values) != values:
-            raise WorkflowError(f"two cells of the design have the name {name}: {cells[name]} and {values}")
-        minibatches = values.get("minibatches", 1)
-        if minibatches > values["episodes_per_iteration"]:
-            raise WorkflowError(
-                f"cell {name}: minibatches={minibatches} is more than episodes_per_iteration="
-                f"{values['episodes_per_iteration']} (trainer or algorithms.{point['algorithm']})")
-    return cells
-
-
 RESULTS = os.path.normpath(config["results_dir"])
 SEEDS = config["seeds"]
-CELLS = expand_design(config)
-BASELINE = cell(config["baseline"], config)[0]
+try:
+    CELLS = {name: cell.values for name, cell in expand_design(config).items()}
+except DesignError as error:
+    raise WorkflowError(str(error)) from None
+BASELINE = baseline_name(config)
 EXPERIMENTS = config["experiments"]
 
 wildcard_constraints:

@@ -1,0 +1,185 @@
+"""The ablation design: the axis registry, the config schema's axis sections, the design's expansion and cell names.
+
+One place per axis. An axis is declared once, in AXES, under its TrainConfig field name (the one name
+the config, the cell files, the claims and the figures use); its values are checked by the JSON schema
+fragment declared with it, from which the config schema's axis sections (`$defs/axes`, `baseline`,
+`$defs/levels`) are generated. Adding an axis touches this file, TrainConfig if the trainer lacks the
+field, and the config that varies it.
+
+Pure Python (PyYAML only): the Snakefile, the tests and `analysis` import it; it imports neither torch
+nor pandas.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import json
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
+ALGORITHMS = ('ppo', 'reinforce')
+PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
+
+
+class DesignError(ValueError):
+    """A design the schema cannot rule out but the trainer cannot run (names the cell and the values)."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One ablation axis: a TrainConfig field, its label in a cell's path, where it applies, its schema and figure name."""
+    field: str
+    label: str  # in a cell's path: `<label>~<value>`
+    algorithms: tuple[str, ...]
+    schema: dict  # JSON schema of one level
+    title: str  # how a figure names it: `<title>=<value>`
+    description: str = ''
+
+    def show(self, value) -> str:
+        """A level as figures and tables show it: `epochs=8`, `target KL=none`."""
+        return f'{self.title}={text(value)}'
+
+
+def _number(**bounds) -> dict:
+    return {'type': 'number', **bounds}
+
+
+def _optional_number(**bounds) -> dict:
+    return {'type': ['number', 'null'], **bounds}
+
+
+AXES: dict[str, Axis] = {axis.field: axis for axis in (
+    Axis('algorithm', 'algo', ALGORITHMS, {'enum': list(ALGORITHMS)}, 'algorithm',
+         "ppo, or reinforce: Chapter 6's baseline (its cells ignore the PPO-only axes)"),
+    Axis('lam', 'lam', PPO, _number(minimum=0, maximum=1), 'lambda', 'GAE lambda'),
+    Axis('epochs', 'epochs', PPO, {'type': 'integer', 'minimum': 1}, 'epochs', 'PPO epochs over each batch'),
+    Axis('minibatches', 'mb', PPO, {'type': 'integer', 'minimum': 1}, 'minibatches',
+         'minibatches per epoch (at most episodes_per_iteration)'),
+    Axis('clip_high', 'clip_high', PPO, _number(minimum=0), 'eps_high', 'the upper clip range epsilon_high'),
+    Axis('value_clip', 'vclip', PPO, _optional_number(minimum=0), 'value clip', "the critic's value clip; null: none"),
+    Axis('target_kl', 'kl', PPO, _optional_number(exclusiveMinimum=0), 'target KL',
+         'early stopping on the k3 KL estimate; null: none'),
+    Axis('lr', 'lr', PPO, _number(exclusiveMinimum=0), 'lr', "the policy's Adam learning rate"),
+    Axis('kl_penalty', 'klpen', PPO, _optional_number(exclusiveMinimum=0), 'KL penalty beta',
+         'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
+)}
+
+
+# --- values: canonical JSON and canonical text ------------------------------------------------
+
+def json_types(schema: dict) -> set[str]:
+    """The JSON type names a schema fragment allows."""
+    kind = schema.get('type', [])
+    return {kind} if isinstance(kind, str) else set(kind)
+
+
+def canonical(schema: dict, value):
+    """A config value as the trainer reads it: 1 and 1.0 are the same number (float or int by the schema)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return int(value) if 'integer' in json_types(schema) else float(value)
+
+
+def text(value) -> str:
+    """A value as it appears in a path: none, true/false, numbers without repr noise (1.0 -> 1, 0.95 -> 0.95)."""
+    if value is None:
+        return 'none'
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return format(value, '.12g')
+    return str(value)
+
+
+# --- the config schema: the file's sections plus the axis sections generated from AXES ---------
+
+def config_schema() -> dict:
+    """The schema file with `$defs/axes`, `baseline` and `$defs/levels` generated from AXES."""
+    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    defs = schema['$defs']
+    defs['axes'] = {name: {'description': axis.description, **axis.schema} for name, axis in AXES.items()}
+    schema['properties']['baseline'].update(
+        required=list(AXES), properties={name: {'$ref': f'#/$defs/axes/{name}'} for name in AXES})
+    defs['levels']['properties'] = {
+        name: {'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'$ref': f'#/$defs/axes/{name}'}}
+        for name in AXES}
+    return schema
+
+
+@contextlib.contextmanager
+def config_schema_file() -> Iterator[str]:
+    """config_schema() in a temporary JSON file while the context lasts (snakemake.utils.validate reads a path)."""
+    with tempfile.NamedTemporaryFile('w', suffix='.schema.json') as out:
+        json.dump(config_schema(), out)
+        out.flush()
+        yield out.name
+
+
+@functools.cache
+def trainer_fields() -> dict:
+    """The schema fragments of the trainer constants (`$defs/trainer` of the schema file)."""
+    return yaml.safe_load(SCHEMA_FILE.read_text())['$defs']['trainer']['properties']
+
+
+def field_schema(name: str) -> dict:
+    """The schema fragment of one TrainConfig field the design sets: an axis's, else the trainer section's."""
+    return AXES[name].schema if name in AXES else trainer_fields()[name]
+
+
+# --- the design: baseline, one-factor-at-a-time sweeps, full-factorial blocks -----------------
+
+@dataclass(frozen=True)
+class Cell:
+    """One trainer cell: its canonical name, its TrainConfig fields (no seed), and its axis values."""
+    name: str
+    values: dict
+    levels: dict = field(default_factory=dict)  # axis field -> level, the axes that apply to its algorithm
+
+
+def design_points(config: dict) -> list[dict]:
+    """Every point of the design as axis -> value, the baseline first (duplicates included)."""
+    baseline = config['baseline']
+    points = [dict(baseline)]
+    for name, levels in config.get('sweeps', {}).items():
+        points += [{**baseline, name: level} for level in levels]
+    for block in config.get('factorial', []):
+        for levels in itertools.product(*block.values()):
+            points.append({**baseline, **dict(zip(block, levels))})
+    return points
+
+
+def make_cell(point: dict, config: dict) -> Cell:
+    """The cell of a design point: axes of its algorithm in AXES order, `trainer` and `algorithms` constants."""
+    algorithm = point['algorithm']
+    applies = [name for name, axis in AXES.items() if algorithm in axis.algorithms and name in point]
+    levels = {name: canonical(AXES[name].schema, point[name]) for name in applies}
+    label = '_'.join(f'{AXES[name].label}~{text(levels[name])}' for name in applies)
+    constants = {**config.get('trainer', {}), **config.get('algorithms', {}).get(algorithm, {})}
+    constants = {name: canonical(field_schema(name), value) for name, value in constants.items()}
+    return Cell(label, dict(sorted({**constants, **levels}.items())), levels)
+
+
+def expand_design(config: dict) -> dict[str, Cell]:
+    """Cell name -> Cell, in design order; a cell shared by two sweeps appears once."""
+    cells: dict[str, Cell] = {}
+    for point in design_points(config):
+        cell = make_cell(point, config)
+        if cells.setdefault(cell.name, cell).values != cell.values:
+            raise DesignError(f'two cells of the design have the name {cell.name}: '
+                              f'{cells[cell.name].values} and {cell.values}')
+        minibatches, episodes = cell.values.get('minibatches', 1), cell.values.get('episodes_per_iteration')
+        if episodes is not None and minibatches > episodes:
+            raise DesignError(f'cell {cell.name}: minibatches={minibatches} is more than episodes_per_iteration='
+                              f'{episodes} (trainer or algorithms.{point["algorithm"]})')
+    return cells
+
+
+def baseline_name(config: dict) -> str:
+    """The name of the design's baseline cell."""
+    return make_cell(config['baseline'], config).name
