@@ -14,6 +14,7 @@ import torch
 
 from .demos import PretrainConfig, pretrain
 from .model import TinyAgent, TinyAgentConfig
+from .runio import default_mode
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
@@ -90,6 +91,7 @@ def save_atomically(obj, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
+        os.fchmod(fd, default_mode())
         with os.fdopen(fd, 'wb') as f:
             torch.save(obj, f)
         os.replace(tmp, path)

@@ -61,11 +61,19 @@ def write_table(records: list[dict], path: Path) -> None:
             writer.writerow({k: '' if isinstance(v, float) and math.isnan(v) else v for k, v in record.items()})
 
 
+def default_mode(directory: bool = False) -> int:
+    """The mode open() or mkdir() would give a new file or folder under the user's umask (tempfile's are 0600/0700)."""
+    mask = os.umask(0)  # reading the mask means setting it: set it back at once
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
 def write_run(path: Path | str, meta: dict, tables: dict[str, list[dict]]) -> Path:
     """Write run.json (meta) and one CSV per table into path, atomically; replaces an older run there."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f'.{path.name}.tmp-'))
+    tmp.chmod(default_mode(directory=True))  # readable by the user's group, as the umask says
     try:
         for name, records in tables.items():
             write_table(records, tmp / f'{name}.csv')
