@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
-from .model import Critic, TinyAgent, Trunk
+from .model import Attention, Critic, TinyAgent, Trunk, rotate
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,26 @@ class Packing:
         return values.new_zeros(self.mask.shape).masked_scatter(self.mask > 0, values)
 
 
+def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor],
+                     packing: Packing) -> torch.Tensor:
+    """Attention.forward's whole-sequence branch on the computed positions x [N, C] -> [N, C] (rotary cos, sin
+    [N, 1, D/2]): projections and rotation per position, causal attention on the padded layout [B, H, width, D]."""
+    C, H = x.shape[-1], attn.n_heads
+    q, k, v = attn.qkv(x).split(C, dim=-1)
+    q, k = (rotate(z.view(-1, H, C // H), *rotary).view(-1, C) for z in (q, k))
+    q, k, v = (packing.unpack(z).view(-1, packing.width, H, C // H).transpose(1, 2) for z in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [B, width, H, D]
+    return attn.proj(y[packing.rows, packing.cols].reshape(-1, C))
+
+
 def packed_hidden(trunk: Trunk, ids: torch.Tensor, packing: Packing) -> torch.Tensor:
     """The trunk's hidden states at the computed positions of ids [B, T] -> [N, C], as Trunk.forward's."""
     if packing.width > trunk.config.max_len:
         raise ValueError(f'sequence of {packing.width} tokens exceeds max_len={trunk.config.max_len}')
-    rotary = trunk.cos[:packing.width], trunk.sin[:packing.width]
+    rotary = trunk.cos[packing.cols][:, None], trunk.sin[packing.cols][:, None]  # [N, 1, D/2]
     x = trunk.tok_emb(ids[packing.rows, packing.cols])  # [N, C]
-    for layer, block in enumerate(trunk.blocks):
-        attended = block.attn(packing.unpack(block.ln1(x)), rotary, None, None, layer)  # [B, width, C]
-        x = x + attended[packing.rows, packing.cols]
+    for block in trunk.blocks:
+        x = x + packed_attention(block.attn, block.ln1(x), rotary, packing)
         x = x + block.mlp(block.ln2(x))
     return trunk.ln_f(x)
 
