@@ -9,11 +9,11 @@ from pathlib import Path
 import torch
 
 from .base_agent import load_base_agent, make_base_agent, save_base_agent
-from .calibration import episode_statistics, per_task_pass_rates, sample_tasks
+from .calibration import episode_statistics, per_task_pass_rates, sample_tasks, task_set_statistics
 from .config import TrainConfig
 from .critic_store import load_critic, save_critic
 from .model import count_parameters
-from .experiments import EXPERIMENTS, run_experiment
+from .experiments import EXPERIMENTS, importance_weights, run_experiment
 from .runio import provenance, write_run
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
@@ -21,19 +21,45 @@ from .trainer import train, warm_critic
 
 
 def base_stats(args: argparse.Namespace) -> None:
-    """Sample the base agent on both splits and print the calibration statistics."""
+    """Print the substrate's calibration statistics (issue 11's table): the task set's repairs, then per
+    seed the base agent's episodes on both splits and the step size of REINFORCE from it, then the means."""
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
     base = make_base_agent(tok, cache_dir=args.cache_dir)
     print(f'base agent: {count_parameters(base):,} parameters, vocabulary {len(tok)}')
     for split in ('train', 'heldout'):
-        trajs = sample_tasks(base, make_tasks(split), args.episodes_per_task, tok,
-                             torch.Generator().manual_seed(args.seed))
+        s = task_set_statistics(make_tasks(split))
+        print(f'{split:8s} tasks | {s["distinct_repairs"]} distinct repairs, at most {s["most_fixed_by_one_repair"]} '
+              f'task(s) fixed by one | bug lines {s["bug_lines"]} | kinds {", ".join(s["bug_kinds"])}')
+    rows = [seed_statistics(base, tok, seed, args) for seed in args.seeds]
+    if len(rows) > 1:
+        means = {key: sum(row[key] for row in rows) / len(rows) for key in rows[0]}
+        print(f'mean of {len(rows)} seeds: ' + ' | '.join(f'{key} {value:.3f}' for key, value in means.items()))
+
+
+def seed_statistics(base, tok, seed: int, args: argparse.Namespace) -> dict[str, float]:
+    """One seed's rows: both splits' episode statistics and, unless --no-steps, ESS/N after one REINFORCE
+    step and the fresh pass rate after 10 (experiments.importance_weights)."""
+    row = {}
+    for split in ('train', 'heldout'):
+        trajs = sample_tasks(base, make_tasks(split), args.episodes_per_task, tok, torch.Generator().manual_seed(seed))
         stats = episode_statistics(base, trajs, tok.pad_id)
-        print(f'{split:8s} {stats["episodes"]:4d} episodes | pass {stats["pass_rate"]:.3f} | policy tokens '
+        print(f'seed {seed} {split:8s} {stats["episodes"]:4d} episodes | pass {stats["pass_rate"]:.3f} | policy tokens '
               f'{stats["policy_tokens"]:.1f} (under 8: {stats["under_8"]:.0%}, 16+: {stats["at_least_16"]:.0%}, '
               f'max {stats["max_policy_tokens"]}) | turns {stats["turns"]:.2f} | entropy {stats["entropy"]:.3f}')
-        print('         per task: ' + ' '.join(f'{name} {rate:.2f}' for name, rate in per_task_pass_rates(trajs).items()))
+        rates = per_task_pass_rates(trajs)
+        print('         per task: ' + ' '.join(f'{name} {rate:.2f}' for name, rate in rates.items()))
+        row.update({f'{split}_pass': stats['pass_rate'], f'{split}_unsolved_tasks': sum(r == 0 for r in rates.values())})
+        if split == 'train':
+            row.update(policy_tokens=stats['policy_tokens'], under_8=stats['under_8'],
+                       at_least_16=stats['at_least_16'], entropy=stats['entropy'])
+    if args.steps:
+        t1 = {(r['row'], r['metric']): r['value'] for r in importance_weights(base, tok, seed) if r['table'] == 'T1'}
+        row.update(ess_after_1=t1['k=1', 'ess_over_n'], fresh_pass_after_10=t1['k=10', 'fresh_pass'])
+        print(f'seed {seed} REINFORCE (lr 2e-3) | ESS/N after 1 step {row["ess_after_1"]:.3f} | fresh pass after '
+              f'1 / 3 / 10 steps {t1["k=1", "fresh_pass"]:.3f} / {t1["k=3", "fresh_pass"]:.3f} / '
+              f'{row["fresh_pass_after_10"]:.3f}')
+    return row
 
 
 def load_config(path: str, seed: int) -> TrainConfig:
@@ -131,7 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest='command', required=True)
     stats = commands.add_parser('base-stats', help='sample the base agent and print its statistics')
     stats.add_argument('--episodes-per-task', type=int, default=16)
-    stats.add_argument('--seed', type=int, default=0)
+    stats.add_argument('--seeds', type=int, nargs='+', default=[0], help='sampling seeds (means printed for several)')
+    stats.add_argument('--no-steps', dest='steps', action='store_false',
+                       help='skip the REINFORCE step-size rows (30 updates per seed)')
     stats.add_argument('--cache-dir', default=None, help=CACHE_HELP)
     stats.set_defaults(run=base_stats)
     export = commands.add_parser('base-agent', help='export the base agent to a file (trains it once)')

@@ -39,3 +39,25 @@ def test_every_train_task_is_solved_sometimes(base):
     rates = per_task_pass_rates(trajs)
     assert len(rates) == 20
     assert all(0.02 <= rate <= 0.4 for rate in rates.values()), rates
+
+
+def test_task_set_statistics_count_repairs_by_what_they_solve():
+    from agentrl.calibration import repair_kind, task_set_statistics, tasks_fixed_by
+    train = arl.make_tasks('train')
+    for task in train:
+        assert task.name in tasks_fixed_by(task.fix, train)
+    assert tasks_fixed_by('submit', train) == [] and tasks_fixed_by('edit L9 a b', train) == []
+    stats = task_set_statistics(train)
+    assert stats['distinct_repairs'] == len({t.fix for t in train})
+    assert stats['most_fixed_by_one_repair'] == max(len(tasks_fixed_by(t.fix, train)) for t in train)
+    assert stats['bug_lines'] == sorted({t.bug_line for t in train})
+    assert set(stats['bug_kinds']) <= {'variable', 'constant', 'operator', 'comparison'}
+    assert {repair_kind(t) for t in arl.make_tasks('heldout')} == {'variable', 'constant', 'operator', 'comparison'}
+
+
+def test_base_stats_prints_every_row_it_measures(capsys):
+    from agentrl.cli import main
+    main(['base-stats', '--seeds', '0', '--episodes-per-task', '2', '--no-steps'])
+    out = capsys.readouterr().out
+    assert 'distinct repairs' in out and 'bug lines' in out and 'kinds' in out
+    assert 'seed 0 train' in out and 'seed 0 heldout' in out and 'under 8' in out and '16+' in out
