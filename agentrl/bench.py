@@ -3,8 +3,9 @@
 Prints seconds per 64-episode rollout of the base agent, the trainer's tokens per second
 (forward, forward+backward), and the training step's achieved FLOP/s as a fraction of a float32
 matmul peak measured in the same process. FLOPs are counted by torch's FlopCounterMode. With
---chapter-run, also one whole run of the chapter's defaults: its seconds, where they go, and the
-process's peak memory.
+--chapter-run, also each cost lever's figure and one whole run of the chapter's defaults, its
+critic warmed beforehand as the workflow does: its seconds, where they go, its cost (seconds x
+the matmul peak in GFLOP/s, a ratio that holds across machines) and the process's peak memory.
 """
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from torch.utils.flop_counter import FlopCounterMode
 from .base_agent import make_base_agent
 from .calibration import sample_tasks
 from .config import TrainConfig
+from .model import make_critic
+from .packing import Packing, packed_hidden, policy_scores
 from .sampler import collate, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
-from .trainer import train
+from .trainer import ppo_prepare, train, trim, warm_critic
 
 
 def median_seconds(fn, repeats: int) -> float:
@@ -68,44 +71,92 @@ def main(argv: list[str] | None = None) -> None:
 
     rollout_s = median_seconds(rollout, args.repeats)
     print(f'rollout: {rollout_s:.4f} s per 64 episodes (median of {args.repeats}; goal <= 0.1 s)')
-
+    peak = matmul_peak_flops()
+    print(f'matmul peak: {peak / 1e9:.2f} GFLOP/s (float32, one thread, this process)')
     batch = collate(rollout(), tok.pad_id)
+    trainer_step(base, batch, peak, args.repeats)
+    if args.chapter_run:
+        lever_figures(base, tok, batch, args.repeats)
+        chapter_run(base, tok, peak)
+
+
+def trainer_step(base, batch: dict, peak: float, repeats: int) -> None:
+    """The trainer's policy step (padding-free scoring, backward, Adam) on a 64-episode batch: tokens/s, FLOP/s."""
     ids, mask = batch['ids'], batch['action_mask']
-    tokens = ids.numel()
+    packing = Packing.of(mask)
     opt = torch.optim.Adam(base.parameters(), lr=0.0)  # lr 0: measure the step, leave the weights
 
     def forward():
         with torch.no_grad():
-            sequence_log_probs(base, ids)
+            policy_scores(base, ids, packing)
 
     def train_step():
-        loss = -(sequence_log_probs(base, ids) * mask).sum() / mask.sum()
+        loss = -(policy_scores(base, ids, packing)[0] * mask).sum() / mask.sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
 
-    forward_s, step_s = median_seconds(forward, args.repeats), median_seconds(train_step, args.repeats)
-    step_flops = counted_flops(train_step)
-    peak = matmul_peak_flops()
-    print(f'trainer: batch [{ids.shape[0]}, {ids.shape[1]}] | forward {tokens / forward_s:,.0f} tokens/s | '
-          f'forward+backward {tokens / step_s:,.0f} tokens/s')
-    print(f'trainer step: {step_flops / step_s / 1e9:.2f} GFLOP/s achieved | matmul peak '
-          f'{peak / 1e9:.2f} GFLOP/s | ratio {step_flops / step_s / peak:.3f}')
-    if args.chapter_run:
-        chapter_run(base, tok)
+    forward_s, step_s = median_seconds(forward, repeats), median_seconds(train_step, repeats)
+    step_flops, tokens = counted_flops(train_step), packing.rows.numel()
+    print(f'trainer: batch [{ids.shape[0]}, {ids.shape[1]}], {tokens} positions computed | forward '
+          f'{tokens / forward_s:,.0f} tokens/s | forward+backward {tokens / step_s:,.0f} tokens/s')
+    print(f'trainer step: {step_flops / step_s / 1e9:.2f} GFLOP/s achieved | ratio to the matmul peak '
+          f'{step_flops / step_s / peak:.3f} (goal >= 0.35)')
 
 
-def chapter_run(base, tok) -> None:
-    """One run of TrainConfig's defaults (the chapter's run_ppo): seconds by phase and peak memory."""
+def lever_figures(base, tok, batch: dict, repeats: int) -> None:
+    """Each lever's figure: a 16-episode minibatch's policy scoring, forward and backward, full and padding-free;
+    pi_old's two forward passes on the 64 episodes."""
+    ids, mask = trim(batch['ids'][:16], tok.pad_id, batch['action_mask'][:16])
+    packing = Packing.of(mask)
+
+    def step(logp_of):
+        def run():
+            base.zero_grad()
+            (logp_of() * mask).sum().backward()
+        return median_seconds(run, repeats)
+
+    def head_everywhere():  # padding-free trunk, head and log-softmax at every computed position
+        logp = torch.log_softmax(base.logits(packed_hidden(base.trunk, ids, packing)), -1)[packing.scored]
+        return packing.scatter(logp.gather(-1, ids[:, 1:][mask > 0][:, None]).squeeze(-1))
+
+    full = step(lambda: sequence_log_probs(base, ids))
+    unpadded = step(head_everywhere)
+    scored = step(lambda: policy_scores(base, ids, packing)[0])
+    base.zero_grad()
+    print(f'lever, padding: a 16-episode minibatch [{ids.shape[0]}, {ids.shape[1]}] computes {packing.rows.numel()} '
+          f'positions, not {ids.numel()}; policy scoring forward+backward {full * 1e3:.1f} ms -> '
+          f'{unpadded * 1e3:.1f} ms')
+    print(f'lever, head and log-softmax only at the {int(mask.sum())} policy tokens: {unpadded * 1e3:.1f} ms -> '
+          f'{scored * 1e3:.1f} ms (both levers: {full / scored:.2f}x)')
+    torch.manual_seed(0)
+    critic = make_critic(base)
+    prepare_s = median_seconds(lambda: ppo_prepare(base, critic, batch, TrainConfig()), repeats)
+    print(f'lever, one pass for old log-probs and values: not possible, the policy and the critic have separate '
+          f'weights; the two padding-free passes take {prepare_s:.3f} s per 64 episodes')
+
+
+def chapter_run(base, tok, peak: float) -> None:
+    """One run of TrainConfig's defaults (the chapter's run_ppo) with its critic warmed beforehand, as the workflow
+    does: seconds by phase, the run's cost (seconds x matmul peak GFLOP/s) and peak memory."""
+    config = TrainConfig()
     start = time.perf_counter()
-    result = train(base, tok, TrainConfig())
+    torch.manual_seed(config.seed)  # the critic head's initialization, as in train()
+    critic = warm_critic(base, tok, config)
+    warm_s = time.perf_counter() - start
+    start = time.perf_counter()
+    result = train(base, tok, config, critic=critic)
     total = time.perf_counter() - start
     iterations = sum(it['wall_s'] for it in result.iterations)
     sampling = sum(it['sample_s'] for it in result.iterations)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    print(f'chapter-default run: {total:.1f} s (goal <= 30 s) | sampling {sampling:.1f} s | prepare and '
-          f'updates {iterations - sampling:.1f} s | critic warm-up and evaluation {total - iterations:.1f} s | '
-          f'peak memory {peak_mib:.0f} MiB (goal < 1024)')
+    print(f'lever, critic warm-up: {warm_s:.1f} s, once per seed for all its PPO cells (python -m agentrl '
+          f'warm-critic), not in each run')
+    print(f'chapter-default run: {total:.1f} s | sampling {sampling:.1f} s | prepare and updates '
+          f'{iterations - sampling:.1f} s | final evaluation {total - iterations:.1f} s | peak memory {peak_mib:.0f} MiB '
+          f'(goal < 1024)')
+    print(f'run cost: {total:.1f} s x {peak / 1e9:.1f} GFLOP/s = {total * peak / 1e9:,.0f} (goal <= 2,400); with '
+          f'the warm-up in the run {(total + warm_s) * peak / 1e9:,.0f}')
 
 
 if __name__ == '__main__':
