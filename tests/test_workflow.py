@@ -89,15 +89,29 @@ def test_lint_has_no_findings(tmp_path):
 def test_default_dry_run_lists_the_designs_jobs(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     cells, seeds, experiments = len(expand_design(config)), len(config['seeds']), len(config['experiments'])
-    # trainer runs, experiment runs, base agent, aggregation, one config file per cell, all
-    expected = cells * seeds + experiments * seeds + 1 + 1 + cells + 1
+    # trainer runs, experiment runs, base agent, aggregation, one config file per cell, all, and PPO's critic:
+    # its config file and one warmed critic per seed
+    expected = cells * seeds + experiments * seeds + 1 + 1 + cells + 1 + 1 + seeds
     assert (cells, seeds, experiments) == (22, 10, 6)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
     assert (int(counts['train']), int(counts['cell_config'])) == (cells * seeds, cells)
+    assert (int(counts['warm_critic']), int(counts['critic_config'])) == (seeds, 1)
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
+
+
+def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none(tmp_path):
+    out = succeeded(snakemake(tmp_path, '--dry-run', '--printshellcmds', config=TEST_CONFIG))
+    trains = re.findall(r'python -m agentrl train .*$', out, flags=re.M)
+    assert len(trains) == len(TEST_CELLS) * 2
+    for line in trains:
+        seed = re.search(r'--seed (\d+)', line).group(1)
+        critic = f"--critic '{TEST_RESULTS}/critics/seed~{seed}.pt'"
+        assert (critic in line) == ('algo~ppo' in line) and ('--critic' in line) == ('algo~ppo' in line), line
+    warms = re.findall(r'python -m agentrl warm-critic .*$', out, flags=re.M)
+    assert sorted(re.search(r'--seed (\d+)', line).group(1) for line in warms) == ['0', '1']
 
 
 def test_default_cell_paths_are_canonical(tmp_path):
@@ -250,7 +264,8 @@ def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
     targets = [output for rule, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG) if rule == 'cell_config']
     succeeded(snakemake(tmp_path, '--cores', 1, *targets, config=DEFAULT_CONFIG))
     configs = {Path(target).stem: json.loads((tmp_path / target).read_text()) for target in targets}
-    named = [spec['cell'] for claim in load_claims()['claims'] for spec in expand(claim['inputs']) if 'cell' in spec]
+    named = [spec['cell'] for claim in load_claims()['claims'] if 'needs' not in claim  # needs: a later axis
+             for spec in expand(claim['inputs']) if 'cell' in spec]
     named += [mapped.get('cell', {}) for table in load_chapter()['tables'].values()
               for mapped in table.get('cells', {}).values()]
     baseline = baseline_name(yaml.safe_load(DEFAULT_CONFIG.read_text()))
@@ -300,6 +315,14 @@ def test_end_to_end_from_base_agent_to_aggregation(parallel):
     assert (results / 'claims.md').read_text().startswith('# ')
     assert BASELINE_CELL in (results / 'README.md').read_text()
     assert list((results / 'tables').glob('*.csv')) and list((results / 'figures').glob('*.svg'))
+
+
+def test_a_cells_config_file_can_be_made_by_hand(parallel):
+    """`python -m workflow.design cell NAME` prints the file the workflow wrote, so a cell runs without Snakemake."""
+    for cell in TEST_CELLS:
+        by_hand = subprocess.run([sys.executable, '-m', 'workflow.design', 'cell', cell, '--configfile', str(TEST_CONFIG)],
+                                 cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
+        assert by_hand == (parallel / TEST_RESULTS / 'configs' / f'{cell}.json').read_text()
 
 
 def test_rerun_after_a_complete_run_does_nothing(parallel):

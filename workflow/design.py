@@ -15,6 +15,7 @@ import contextlib
 import functools
 import itertools
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -183,3 +184,49 @@ def expand_design(config: dict) -> dict[str, Cell]:
 def baseline_name(config: dict) -> str:
     """The name of the design's baseline cell."""
     return make_cell(config['baseline'], config).name
+
+
+# --- files and the command line ---------------------------------------------------------------
+
+def cell_json(values: dict) -> str:
+    """A cell's config file: one JSON object of TrainConfig fields, keys sorted (what `agentrl train --config` reads)."""
+    return json.dumps(values, sort_keys=True) + '\n'
+
+
+def write_atomically(path: Path | str, text: str) -> None:
+    """Write text to path through a temporary sibling and a rename: a killed job leaves no partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def load_design(path: Path | str) -> dict:
+    """A design file, validated against the generated schema (defaults filled in), as the Snakefile sees it."""
+    from snakemake.utils import validate
+    design = yaml.safe_load(Path(path).read_text())
+    with config_schema_file() as schema:
+        validate(design, schema)
+    return design
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m workflow.design cells | cell NAME [--configfile F]`: the design's cells, or one cell's config file."""
+    import argparse
+    parser = argparse.ArgumentParser(prog='python -m workflow.design', description=main.__doc__)
+    parser.add_argument('what', choices=['cells', 'cell'])
+    parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
+    parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
+    args = parser.parse_args(argv)
+    cells = expand_design(load_design(args.configfile))
+    if args.what == 'cells':
+        print('\n'.join(cells))
+    elif args.name not in cells:
+        parser.error(f'cell {args.name!r} is not in {args.configfile}; its cells are: {", ".join(cells)}')
+    else:
+        print(cell_json(cells[args.name].values), end='')
+
+
+if __name__ == '__main__':
+    main()
