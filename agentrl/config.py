@@ -37,7 +37,7 @@ class TrainConfig:
     whiten_advantages: bool = True
     critic_warmup_steps: int = 100
     critic_warmup_episodes_per_task: int = 24
-    kl_penalty: float | None = None  # initial beta of PPO-penalty (exercise 4); None: off
+    kl_penalty: float | None = None  # PPO-penalty (exercise 4): no clip, this initial beta; None: clipped PPO
     kl_penalty_target: float = 0.01  # beta doubles above 1.5x this KL and halves below it / 1.5
     eval_episodes_per_task: int = 16
     seed: int = 0

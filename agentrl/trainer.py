@@ -102,6 +102,11 @@ def _check_finite(value: torch.Tensor, what: str) -> None:
         raise Diverged(f'{what} is {value.item()}')
 
 
+def clip_range(config: TrainConfig) -> tuple[float, float]:
+    """(eps_low, eps_high) of the surrogate: PPO-penalty (kl_penalty set, exercise 4) does not clip."""
+    return (math.inf, math.inf) if config.kl_penalty is not None else (config.clip_low, config.clip_high)
+
+
 def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig, gen, pad_id: int,
                beta: float = 0.0, iteration: int = 0):
     """Clipped policy and value updates over shuffled minibatches -> (per-epoch records, per-minibatch records)."""
@@ -115,8 +120,8 @@ def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig,
                 ids[rows], pad_id, old_logp[rows], adv[rows], m[rows], old_values[rows], returns[rows])
             packing = Packing.of(mb_mask)
             logp, logits = policy_scores(policy, mb_ids, packing)  # logits [P, V] at the policy tokens
-            loss, stats = ppo_policy_loss(logp, mb_old, mb_adv, mb_mask, config.clip_low, config.clip_high,
-                                          config.loss_mode, config.dual_clip, config.norm_const)
+            loss, stats = ppo_policy_loss(logp, mb_old, mb_adv, mb_mask, *clip_range(config), config.loss_mode,
+                                          config.dual_clip, config.norm_const)
             if config.target_kl is not None and config.early_stop == 'minibatch' and stats['approx_kl'] > config.target_kl:
                 stop = True  # this minibatch is already past the target: no step on it
                 break

@@ -194,3 +194,15 @@ def test_run_directories_and_saved_weights_are_readable_by_the_group(tmp_path):
     mode = lambda path: stat.S_IMODE(path.stat().st_mode)
     assert mode(run) == 0o750
     assert mode(run / 'run.json') == mode(run / 'iterations.csv') == mode(tmp_path / 'base_agent.pt') == 0o640
+
+
+def test_ppo_penalty_does_not_clip_and_adapts_beta(base):
+    """Exercise 4: with kl_penalty set the surrogate is unclipped (no token counts as clipped) and beta moves per batch."""
+    result = arl.train(base, TOK, TrainConfig(**SHORT, epochs=4, minibatches=4, kl_penalty=1.0, clip_high=0.01,
+                                              clip_low=0.01))
+    assert all(epoch['clip_frac'] == 0.0 for epoch in result.epochs)
+    assert max(epoch['approx_kl'] for epoch in result.epochs) > 0.0
+    betas = [it['beta'] for it in result.iterations if it.get('beta') is not None]
+    assert betas[0] == 1.0 and betas[1] in (0.5, 1.0, 2.0)
+    clipped = arl.train(base, TOK, TrainConfig(**SHORT, epochs=4, minibatches=4, clip_high=0.01, clip_low=0.01))
+    assert max(epoch['clip_frac'] for epoch in clipped.epochs) > 0.0  # the same tiny clip range binds without it
