@@ -13,7 +13,7 @@ import yaml
 
 from .cells import find_baseline, select
 from .load import Runs
-from .metrics import TRAIN, values as run_values
+from .metrics import RANGES, TRAIN, values as run_values
 from .stats import describe, prediction_check
 
 CHAPTER_FILE = Path(__file__).with_name('chapter_values.yaml')
@@ -137,7 +137,7 @@ def chapter_tables(ctx: Context, method: str = 't', seed: int = 0) -> pd.DataFra
         for row, metrics in spec['values'].items():
             for metric in metrics:
                 found = resolve(dict(table=table, row=str(row), metric=metric), ctx)
-                summary = describe(found.values, method, seed)
+                summary = describe(found.values, method, seed, bounds=RANGES.get(metric))
                 check = check_value(summary, found.chapter, found.exact)
                 inside = 'n/a' if check is None else 'yes' if check['inside'] else 'no'
                 rows.append(dict(table=table, row=str(row), metric=metric, chapter=found.chapter,

@@ -1,37 +1,29 @@
-"""The claims ledger: every claim of the chapter (claims.yaml) tested on our seeds.
+"""The claims ledger: every quantitative claim of the chapter (claims.yaml) decided on our seeds.
 
-A verdict is 'reproduced', 'not reproduced' or 'inconclusive' (missing inputs or fewer than
-min_seeds seeds), with the numbers and the test (name, statistic, p) behind it. Kinds:
-
-  interval_contains    each input's chapter value lies in our 95% prediction interval for one new seed
-  greater_than         one-sided t-test, input 0 > input 1 (paired when one run group), or > `than`
-  less_than            the same with <
-  monotone_increasing  every consecutive step increases (intersection-union: p is the largest step p)
-  monotone_decreasing  every consecutive step decreases
-  ratio_about          input 0 / input 1 within `tolerance` (relative) of `target`, by prediction interval
-  no_difference        equivalence within `margin` (TOST); a significant difference refutes it
+Each claim's per-seed inputs are resolved from the runs (chapter.resolve) and decided by verdicts.decide; the
+p-values of all statistical claims are corrected together (Benjamini-Hochberg), so a claim is reproduced when
+p <= the ledger's BH cut-off. Deterministic checks (kind 'check') are listed apart and pass or fail.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import yaml
 
-from .chapter import LOADER, Context, Selected, check_value, resolve
-from .stats import describe, prediction_check, shifted_test, t_quantile, tost
+from .chapter import LOADER, Context, Selected, load_chapter, resolve
+from .metrics import diverged_seeds
+from .stats import bh, bh_threshold
 from .text import number
+from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, band, decide, half_width
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
-VERDICTS = ('reproduced', 'not reproduced', 'inconclusive')
-COLUMNS = ['id', 'verdict', 'claim', 'source', 'kind', 'inputs', 'numbers', 'test', 'statistic', 'p', 'n', 'note']
-
-
-def load_claims(path: Path | str = CLAIMS_FILE) -> dict:
-    """The claims file: alpha, min_seeds and the list of claims."""
-    return yaml.load(Path(path).read_text(), Loader=LOADER)
+GROUPS = ('chapter', 'literature', 'check')
+COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
+           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'p', 'q', 'p_against', 'q_against',
+           'n_80', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
+INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 
 
 def expand(inputs: list[dict]) -> list[dict]:
@@ -44,147 +36,173 @@ def expand(inputs: list[dict]) -> list[dict]:
     return out
 
 
-def pair(x: Selected, y: Selected) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Values of two inputs: matched by seed when they come from one run group, else as they are."""
-    if x.group == y.group:
-        both = pd.concat([x.values, y.values], axis=1, join='inner')
-        return both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy(), True
-    return x.values.to_numpy(), y.values.to_numpy(), False
+def printed_value(spec: dict, chapter: dict) -> str | None:
+    """The chapter's printed value of a figure spec ({table, row, metric}), if it printed one."""
+    if 'value' in spec:
+        return str(spec['value'])
+    if 'table' not in spec or 'minus' in spec:
+        return None
+    return chapter['tables'].get(spec['table'], {}).get('values', {}).get(str(spec.get('row', '')), {}).get(
+        spec['metric'])
 
 
-def _result(holds: bool, test: dict, numbers: str, n: int) -> dict:
-    return dict(verdict='reproduced' if holds else 'not reproduced', numbers=numbers, test=test['test'],
-                statistic=test['statistic'], p=test['p'], n=n)
+def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
+    """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
+    copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where the chapter printed
+    one. Each entry is what verdicts.decide reads."""
+    raw = yaml.load(Path(path).read_text(), Loader=LOADER)
+    chapter = chapter or load_chapter()
+    rules = {k: raw.get(k, v) for k, v in DEFAULTS.items()}
+    claims = []
+    for claim in raw['claims']:
+        inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
+                  for spec in expand(claim['inputs'])]
+        claims.append({**rules, **claim, 'inputs': inputs})
+    ids = [c['id'] for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
+    return dict(raw, claims=claims)
 
 
-def _inconclusive(note: str, n: int) -> dict:
-    return dict(verdict='inconclusive', note=note, n=n)
+def group(claim: dict) -> str:
+    """'check' (deterministic), 'literature' (a claim the chapter cites from elsewhere) or 'chapter'."""
+    if claim['kind'] == 'check':
+        return 'check'
+    return 'literature' if str(claim['source']).startswith('literature') else 'chapter'
 
 
-def interval_contains(claim, found, alpha):
-    checks, parts = [], []
-    for f in found:
-        summary = describe(f.values)
-        checks.append(check_value(summary, f.chapter, f.exact))
-        parts.append(f'{f.label}: {number(summary["mean"])} [PI {number(summary["pi_low"])}, '
-                     f'{number(summary["pi_high"])}] vs {f.chapter}')
-    n = min(len(f.values) for f in found)
-    if any(c is None for c in checks):
-        return _inconclusive('no prediction interval from one seed', n)
-    worst = min(checks, key=lambda c: c['p'])
-    return _result(all(c['inside'] for c in checks), worst, '; '.join(parts), n)
+def samples(claim: dict, ctx: Context) -> list[Selected]:
+    """The claim's inputs resolved on ctx, in order; `abs: true` takes absolute values seed by seed."""
+    out = []
+    for spec in claim['inputs']:
+        found = resolve({k: v for k, v in spec.items() if k != 'abs'}, ctx)
+        if spec.get('abs'):
+            found = Selected(f'|{found.label}|', found.values.abs(), found.group, found.chapter, found.exact,
+                             found.note)
+        out.append(found)
+    return out
 
 
-def _compare(claim, found, alpha, alternative: str):
-    sign = '>' if alternative == 'greater' else '<'
-    if 'than' in claim:
-        a, b, paired = found[0].values.to_numpy(), float(claim['than']), False
-        numbers = f'{number(a.mean())} {sign} {number(b)}?'
-    else:
-        a, b, paired = pair(found[0], found[1])
-        numbers = f'{number(a.mean())} {sign} {number(b.mean())}? (diff {number(a.mean() - b.mean())})'
-    test = shifted_test(a, b, alternative, paired)
-    return _result(test['p'] < alpha, test, numbers, len(a) if np.ndim(b) == 0 else min(len(a), len(b)))
-
-
-def greater_than(claim, found, alpha):
-    return _compare(claim, found, alpha, 'greater')
-
-
-def less_than(claim, found, alpha):
-    return _compare(claim, found, alpha, 'less')
-
-
-def _monotone(claim, found, alpha, alternative: str):
-    steps = []
-    for x, y in zip(found, found[1:]):
-        a, b, paired = pair(y, x)
-        steps.append((shifted_test(a, b, alternative, paired), min(len(a), len(b))))
-    worst, n = max(steps, key=lambda s: s[0]['p'])
-    sign = ' < ' if alternative == 'greater' else ' > '
-    return _result(worst['p'] < alpha, worst, sign.join(number(f.values.mean()) for f in found) + '?',
-                   min(s[1] for s in steps))
-
-
-def monotone_increasing(claim, found, alpha):
-    return _monotone(claim, found, alpha, 'greater')
-
-
-def monotone_decreasing(claim, found, alpha):
-    return _monotone(claim, found, alpha, 'less')
-
-
-def ratio_about(claim, found, alpha):
-    """Log scale: per-seed log ratios when paired, else the delta method on the two means."""
-    a, b, paired = pair(found[0], found[1])
-    if (a <= 0).any() or (b <= 0).any():
-        return _inconclusive('a ratio needs positive values', min(len(a), len(b)))
-    if paired:
-        s = describe(np.log(a / b))
-        n, mean, df = s['n'], s['mean'], s['n'] - 1
-        scale = 0.0 if s['status'] == 'constant' else s['sd'] * math.sqrt(1 + 1 / n)
-    else:
-        n, mean, df = min(len(a), len(b)), math.log(a.mean() / b.mean()), min(len(a), len(b)) - 1
-        scale = math.sqrt(sum((v.std(ddof=1) / v.mean()) ** 2 * (1 + 1 / len(v)) for v in (a, b)))
-    if not math.isfinite(scale):
-        return _inconclusive('no prediction interval from one seed', n)
-    target, tolerance = float(claim['target']), float(claim['tolerance'])
-    check = prediction_check(mean, scale, df, math.log(target * (1 - tolerance)), math.log(target * (1 + tolerance)))
-    half = t_quantile(df + 1) * scale if scale else 0.0
-    numbers = (f'ratio {number(math.exp(mean))} [PI {number(math.exp(mean - half))}, {number(math.exp(mean + half))}]'
-               f' vs {number(target)} ± {number(100 * tolerance)}%')
-    return _result(check['inside'], check, numbers, n)
-
-
-def no_difference(claim, found, alpha):
-    a, b, paired = pair(found[0], found[1])
-    margin = float(claim['margin'])
-    equivalence, difference = tost(a, b, margin, paired), shifted_test(a, b, 'two-sided', paired)
-    n, numbers = min(len(a), len(b)), f'diff {number(a.mean() - b.mean())}, margin ±{number(margin)}'
-    if equivalence['p'] < alpha:
-        return _result(True, equivalence, numbers, n)
-    if difference['p'] < alpha:
-        return _result(False, difference, numbers, n)
-    return dict(_result(False, equivalence, numbers, n), verdict='inconclusive',
-                note='neither equivalence within the margin nor a difference is shown: more seeds needed')
-
-
-KINDS = {f.__name__: f for f in (interval_contains, greater_than, less_than, monotone_increasing,
-                                 monotone_decreasing, ratio_about, no_difference)}
-
-
-def evaluate(claim: dict, ctx: Context, alpha: float = 0.05, min_seeds: int = 3) -> dict:
-    """One claim -> its ledger row."""
-    found = [resolve(spec, ctx) for spec in expand(claim['inputs'])]
-    row = dict(id=claim['id'], claim=claim['claim'], source=claim['source'], kind=claim['kind'],
-               inputs='; '.join(f.label for f in found), numbers='', test='', statistic=math.nan, p=math.nan,
-               n=min((len(f.values) for f in found), default=0), note='')
+def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float] | None = None,
+             diverged: dict[str, list[int]] | None = None, **options) -> dict:
+    """One claim and its resolved inputs -> its ledger row."""
+    diverged = diverged or {}
+    seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
+    row = dict(id=claim['id'], group=group(claim), claim=claim['claim'], source=claim['source'], kind=claim['kind'],
+               scale=claim.get('scale', 'raw'), test=claim.get('test', 't'),
+               paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no', inputs='; '.join(f.label for f in found),
+               diverged=len(seeds))
     missing = [f.note for f in found if f.note]
-    missing += [f'{f.label} has no chapter value' for f in found
-                if claim['kind'] == 'interval_contains' and f.chapter is None]
-    few = [f'{f.label}: n={len(f.values)} < {min_seeds}' for f in found
-           if not f.note and len(f.values) < (1 if f.exact else min_seeds)]
-    if not missing and not few:
-        common = common_seeds(found)
-        if common < (1 if all(f.exact for f in found) else min_seeds):
-            few.append(f'only {common} seeds in common (< {min_seeds})')
-    if missing or few:
-        return dict(row, verdict='inconclusive', note='; '.join(missing + few))
-    return dict(row, **KINDS[claim['kind']](claim, found, alpha))
-
-
-def common_seeds(found: list[Selected]) -> int:
-    """The fewest seeds shared by the inputs of one run group (inputs of one group are paired by seed)."""
-    groups: dict[str, set] = {}
-    for f in found:
-        groups[f.group] = groups.get(f.group, set(f.values.index)) & set(f.values.index)
-    return min(len(seeds) for seeds in groups.values())
+    if missing:
+        reason = claim.get('needs') or '; '.join(dict.fromkeys(missing))
+        return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
+                    note=reason)
+    return dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
            min_seeds: int | None = None) -> pd.DataFrame:
-    """Every claim of the claims file evaluated on ctx, in file order."""
+    """Every claim of the claims file decided on ctx, in file order; p corrected by BH over the statistical claims."""
+    claims = claims or load_claims(chapter=ctx.chapter)
+    overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
+    entries = [dict(c, **overrides) for c in claims['claims']]
+    found = [samples(c, ctx) for c in entries]
+    diverged = diverged_seeds(ctx.values)
+    alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
+    first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
+    statistical = [r for r in first if r['group'] != 'check']
+    thresholds = (bh_threshold([r['p'] for r in statistical], alpha),
+                  bh_threshold([r['p_against'] for r in statistical], alpha))
+    rows = [evaluate(c, f, thresholds, diverged) for c, f in zip(entries, found)]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    tested = frame['group'] != 'check'
+    frame.loc[tested, 'q'] = bh(frame.loc[tested, 'p'])
+    frame.loc[tested, 'q_against'] = bh(frame.loc[tested, 'p_against'])
+    frame.attrs['thresholds'] = thresholds
+    return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
+
+
+def claim_inputs(ctx: Context, claims: dict | None = None) -> pd.DataFrame:
+    """The per-seed values each claim was decided on: id, input (its index in the claim's inputs), seed, value."""
+    claims = claims or load_claims(chapter=ctx.chapter)
+    rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
+            for c in claims['claims'] for i, f in enumerate(samples(c, ctx)) if not f.note
+            for seed, value in f.values.items()]
+    return pd.DataFrame(rows, columns=INPUT_COLUMNS)
+
+
+# --- the ledger for readers -----------------------------------------------------------------------------------
+
+RULES = """\
+**Verdicts.** Each claim states a direction or a value; its test on our seeds gives a p-value for the claim and one
+against it. All statistical claims are corrected together by Benjamini-Hochberg at a false discovery rate of
+{alpha}: a claim is **reproduced** when its p is at most the ledger's cut-off (q <= {alpha}); **contradicted** when
+the p against it is at most the cut-off of the p-values against (the opposite direction is significant, or the 95%
+CI lies entirely outside the claim's band); **inconclusive** otherwise, with the seeds its pre-registered smallest
+effect would need for 80% power (n_80). A claim whose inputs have no runs is **untested**, with the reason.
+
+**What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** The quantity is our
+expected value, on the claim's scale: log for ratios, KL, ratio extremes and counts; logit for rates; raw for
+differences. "About X" means within a factor of {factor} of X: the band is X ± log({factor}) on the log or logit
+scale (on the raw scale X ± log({factor}) |X|). An about-claim is reproduced when the 95% CI of our mean lies inside
+the band and contradicted when it lies entirely outside. "Within noise" (the same, within the noise of one run)
+means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and episode
+count. A margin the chapter states ("within half a point") is used as stated. Directional claims count an effect
+by the same factor ({factor}: log({factor}) on the log scale) as the smallest of interest, for power. "With high
+probability" means a probability of at least {high} (sign test).
+
+**Pairing and tests.** Inputs from runs of one seed (one experiment, or trainer cells: they share the warm critic,
+the first batch and the evaluation seed) are paired by seed. Tests: t (one-sample, paired or Welch), Wilcoxon
+signed-rank, or the sign test, per claim. Monotone claims need every step (the largest step p). A diverged run
+counts as a failure (pass rate 0) and is counted in the `diverged` column.
+
+**Sensitivity.** Each verdict is re-evaluated with its band halved and doubled and with its transform switched (log
+or logit against raw); a verdict that changes under any of them is marked fragile. The chapter's single-seed value
+inside our 95% prediction interval for one new seed is shown as `chapter_in_pi`, a description, not a verdict.
+"""
+
+VIEW = ['id', 'verdict', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'diverged', 'p', 'q',
+        'q_against', 'n_80', 'chapter_in_pi', 'source', 'note']
+CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
+
+
+def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
+    """'12 reproduced, 3 contradicted, ...' for the rows of frame."""
+    found = frame['verdict'].value_counts()
+    return ', '.join(f'{int(found.get(v, 0))} {v}' for v in verdicts)
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """One paragraph: the verdict counts of the chapter's claims, the literature's and the checks'."""
+    parts = {g: frame[frame['group'] == g] for g in GROUPS}
+    return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])}. "
+            f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
+            f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS)}.")
+
+
+def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
+    """results/claims.md: the rules, the counts, the claims (chapter, literature) and the deterministic checks."""
     claims = claims or load_claims()
-    alpha = claims.get('alpha', 0.05) if alpha is None else alpha
-    min_seeds = claims.get('min_seeds', 3) if min_seeds is None else min_seeds
-    return pd.DataFrame([evaluate(c, ctx, alpha, min_seeds) for c in claims['claims']], columns=COLUMNS)
+    from .report import to_markdown  # the one Markdown table writer
+    rules = RULES.format(alpha=number(claims.get('alpha', DEFAULTS['alpha'])),
+                         factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
+                         z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
+                         high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
+    low, high = frame.attrs.get('thresholds', (math.nan, math.nan))
+    lines = ['# Claims ledger', '', summary(frame), '', rules,
+             f"This ledger's BH cut-offs: p <= {number(low)} for a claim, p <= {number(high)} against it.", '']
+    for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature')):
+        lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
+    lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
+              'pass when every seed gives the printed value within its rounding.', '',
+              to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]
+    return '\n'.join(lines)
+
+
+def bands(claims: dict | None = None) -> pd.DataFrame:
+    """Every about-claim's band and where its half-width comes from (margin, noise or the about rule)."""
+    claims = claims or load_claims()
+    rows = [dict(id=c['id'], scale=c.get('scale', 'raw'), about=c['about'], half_width=half_width(c)[0],
+                 rule=half_width(c)[1], band_low=band(c)[0], band_high=band(c)[1], rationale=c.get('rationale', ''))
+            for c in claims['claims'] if c['kind'] == 'about']
+    return pd.DataFrame(rows)

@@ -1,25 +1,32 @@
-"""Each ablation cell against the baseline cell: difference (Welch CI), Welch's t-test, BH q within an
-axis and metric, and the seeds per arm that 80% power would need at the observed effect."""
+"""Each ablation cell against the baseline cell, paired by seed (cells of one seed share the warm critic, the
+first batch and the evaluation seed): the difference with its paired-t CI, the two-sided p, Benjamini-Hochberg q
+over the whole table (and within an axis and metric), and the seeds 80% power would need at the smallest effect
+of interest, fixed in advance: a change by the claims file's about_factor (a quarter) of the baseline's mean."""
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from .cells import axes
-from .metrics import TRAIN
-from .stats import bh, cohen_d, seeds_for_power, welch
+from .metrics import TRAIN, diverged_seeds
+from .stats import bh, paired, seeds_for_power
+from .verdicts import DEFAULTS
 
 METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'final_batch_reward', 'ev_mean', 'gradient_steps', 'kl_mean',
            'entropy_21_30')
-COLUMNS = ['axis', 'level', 'cell', 'metric', 'n_baseline', 'n_cell', 'mean_baseline', 'mean_cell', 'diff',
-           'ci_low', 'ci_high', 't', 'df', 'p', 'q', 'd', 'n_80', 'status', 'power_status']
+COLUMNS = ['axis', 'level', 'cell', 'metric', 'n', 'diverged_baseline', 'diverged_cell', 'mean_baseline',
+           'mean_cell', 'diff', 'ci_low', 'ci_high', 't', 'df', 'p', 'q', 'q_axis', 'effect', 'n_80', 'paired',
+           'status', 'power_status']
 NONE = pd.Series(dtype=float)  # a cell without the metric
 
 
-def compare(values: pd.DataFrame, configs: dict[str, dict], baseline: str | None,
-            metrics=METRICS) -> pd.DataFrame:
-    """One row per (axis, cell, metric): the cell minus the baseline, with its tests; q per (axis, metric)."""
+def compare(values: pd.DataFrame, configs: dict[str, dict], baseline: str | None, metrics=METRICS,
+            about_factor: float = DEFAULTS['about_factor'], alpha: float = DEFAULTS['alpha']) -> pd.DataFrame:
+    """One row per (axis, cell, metric): the cell minus the baseline on their common seeds, with its tests."""
     runs = values[(values['table'] == TRAIN) & (values['row'] == '')]
-    by_run = {key: group['value'] for key, group in runs.groupby(['source', 'metric'])}
+    by_run = {key: group.set_index('seed')['value'] for key, group in runs.groupby(['source', 'metric'])}
+    diverged = diverged_seeds(values)
     rows = []
     for axis, cells in axes(configs, baseline).items():
         for metric in metrics:
@@ -27,12 +34,18 @@ def compare(values: pd.DataFrame, configs: dict[str, dict], baseline: str | None
             family = []
             for cell in cells:
                 x = by_run.get((cell, metric), NONE)
-                d = cohen_d(x, base)
-                n_80, power_status = seeds_for_power(d)
-                family.append(dict(axis=axis, level=str(configs[cell][axis]), cell=cell, metric=metric,
-                                   n_baseline=len(base), n_cell=len(x), mean_baseline=base.mean(),
-                                   mean_cell=x.mean(), **welch(x, base), d=d, n_80=n_80, power_status=power_status))
+                test = paired(x, base)
+                effect = math.log(about_factor) * abs(base.mean()) if len(base) else math.nan
+                n_80, power_status = seeds_for_power(effect, test.pop('sd'), 't', 1 if test['paired'] else 2,
+                                                     alpha / 2)  # a two-sided test: each side at alpha / 2
+                family.append(dict(test, axis=axis, level=str(configs[cell][axis]), cell=cell, metric=metric,
+                                   diverged_baseline=len(diverged.get(baseline, ())),
+                                   diverged_cell=len(diverged.get(cell, ())), mean_baseline=base.mean(),
+                                   mean_cell=x.mean(), effect=effect, n_80=n_80, power_status=power_status or 'ok',
+                                   paired='yes' if test['paired'] else 'no'))
             for row, q in zip(family, bh([r['p'] for r in family])):
-                row['q'] = q
+                row['q_axis'] = q
             rows += family
-    return pd.DataFrame(rows, columns=COLUMNS).astype({'n_80': 'Int64'})
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table['q'] = bh(table['p'])
+    return table.astype({'n_80': 'Int64'})

@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 
 from .chapter import Context, chapter_tables
-from .claims import VERDICTS, ledger
+from .claims import ledger, markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from .files import write_text
 from .load import Runs
-from .metrics import EPOCH, TRAIN
+from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .stats import summarize
 from .text import number
 
@@ -71,12 +71,16 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
     ctx = Context.build(runs, baseline)
     values = ctx.values
     train = values[values['table'] == TRAIN]
-    cells = summarize(train[train['row'] == ''], ['metric', 'source'], method, seed).rename(columns={'source': 'cell'})
+    cells = summarize(train[train['row'] == ''], ['metric', 'source'], method, seed, ranges=RANGES).rename(
+        columns={'source': 'cell'})
+    diverged = diverged_seeds(values)
+    cells['diverged'] = [len(diverged.get(cell, ())) for cell in cells['cell']]  # counted, never dropped
     per_epoch = train[train['row'].str.startswith(EPOCH)]
     per_epoch = per_epoch.assign(epoch=per_epoch['row'].str.removeprefix(EPOCH).astype(int))
-    epochs = summarize(per_epoch, ['metric', 'source', 'epoch'], method, seed).rename(columns={'source': 'cell'})
+    epochs = summarize(per_epoch, ['metric', 'source', 'epoch'], method, seed, ranges=RANGES).rename(
+        columns={'source': 'cell'})
     records = values[(values['kind'] == 'experiment') & ~values['table'].isin(DATA_TABLES)]
-    experiments = summarize(records, ['table', 'row', 'metric', 'source'], method, seed)
+    experiments = summarize(records, ['table', 'row', 'metric', 'source'], method, seed, ranges=RANGES)
     inventory = (runs.runs.groupby(['kind', 'name'])['seed']
                  .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
@@ -99,20 +103,8 @@ def write_tables(result: Analysis, out: Path) -> list[Path]:
     return paths
 
 
-def claims_markdown(claims: pd.DataFrame) -> str:
-    """The ledger for readers: verdict counts, then one row per claim."""
-    counts = claims['verdict'].value_counts()
-    lines = ['# Claims ledger', '', f'{len(claims)} claims of Chapter 8: '
-             + ', '.join(f'{int(counts.get(v, 0))} {v}' for v in VERDICTS) + '.', '',
-             "A claim is reproduced when its test on our seeds supports it at the ledger's alpha, not reproduced "
-             'when it does not, and inconclusive when inputs are missing or there are too few seeds.', '']
-    view = claims[['id', 'verdict', 'claim', 'source', 'numbers', 'test', 'statistic', 'p', 'n', 'note']]
-    return '\n'.join(lines) + '\n' + to_markdown(view)
-
-
 def readme(result: Analysis, figures: list[str]) -> str:
     """results/README.md: what was read, the verdicts, the main tables inline, links to everything else."""
-    counts = result.claims['verdict'].value_counts()
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
     chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
                          inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
@@ -127,8 +119,7 @@ def readme(result: Analysis, figures: list[str]) -> str:
         'interval for one new seed.', '',
         f'Baseline cell: `{result.ctx.baseline}`.', '',
         '## Claims', '',
-        f'{len(result.claims)} claims: ' + ', '.join(f'{int(counts.get(v, 0))} {v}' for v in VERDICTS)
-        + '. The ledger: [claims.md](claims.md).', '',
+        claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
         '## Runs', '', to_markdown(result.runs),
         '## Trainer cells', '', to_markdown(main), 'All metrics: [tables/cells.md](tables/cells.md); per epoch: '
         '[tables/epochs.md](tables/epochs.md).', '',

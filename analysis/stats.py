@@ -1,4 +1,5 @@
-"""Statistics across seeds (design.md, section 5): summaries, intervals, tests, power, FDR control.
+"""Statistics across seeds (design.md, section 5): summaries, intervals, tests, power, FDR control (scipy and
+statsmodels underneath).
 
 Every function takes plain arrays and returns plain dicts or frames with named fields; degenerate
 input (no data, one seed, all values equal) is reported in a `status` field, never as a crash.
@@ -12,6 +13,9 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestIndPower, TTestPower
+from statsmodels.stats.weightstats import DescrStatsW
 
 CONFIDENCE = 0.95
 METHODS = ('t', 'bca')
@@ -30,8 +34,20 @@ def t_quantile(n: int, confidence: float = CONFIDENCE) -> float:
     return float(stats.t.ppf((1 + confidence) / 2, n - 1))
 
 
-def describe(values, method: str = 't', seed: int = 0, confidence: float = CONFIDENCE) -> dict:
-    """n, mean, sd, CI of the mean (Student t or seeded BCa), prediction interval for one new seed, status."""
+def describe(values, method: str = 't', seed: int = 0, confidence: float = CONFIDENCE,
+             bounds: tuple[float, float] | None = None) -> dict:
+    """n, mean, sd, CI of the mean (Student t or seeded BCa), prediction interval for one new seed, status.
+
+    bounds: the metric's range (a rate's (0, 1)); intervals are cut to it, which keeps their coverage since the
+    mean and every new value lie in it."""
+    out = _describe(values, method, seed, confidence)
+    if bounds is not None:
+        for key in ('ci_low', 'ci_high', 'pi_low', 'pi_high'):
+            out[key] = min(max(out[key], bounds[0]), bounds[1]) if math.isfinite(out[key]) else out[key]
+    return out
+
+
+def _describe(values, method: str, seed: int, confidence: float) -> dict:
     if method not in METHODS:
         raise ValueError(f'method={method!r} is not allowed; expected one of {", ".join(METHODS)}')
     x = finite(values)
@@ -71,10 +87,14 @@ def bca_interval(x: np.ndarray, seed: int, confidence: float = CONFIDENCE) -> tu
 
 
 def summarize(frame: pd.DataFrame, by: list[str], method: str = 't', seed: int = 0,
-              confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """describe() of frame['value'] per group of the `by` columns, sorted by them."""
+              confidence: float = CONFIDENCE, ranges: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:
+    """describe() of frame['value'] per group of the `by` columns, sorted by them; intervals cut to
+    ranges[metric] where the groups have a metric column."""
     groups = frame.groupby(by, sort=True) if len(frame) else []
-    rows = [dict(zip(by, key), **describe(group['value'], method, seed, confidence)) for key, group in groups]
+    ranges = ranges or {}
+    rows = [dict(zip(by, key), **describe(group['value'], method, seed, confidence,
+                                          ranges.get(dict(zip(by, key)).get('metric'))))
+            for key, group in groups]
     return pd.DataFrame(rows, columns=by + SUMMARY_COLUMNS).astype({'n': int})
 
 
@@ -96,84 +116,112 @@ def welch(x, y, confidence: float = CONFIDENCE) -> dict:
                 p=float(res.pvalue))
 
 
-def cohen_d(x, y) -> float:
-    """(mean(x) - mean(y)) / pooled sd, the pooled variance being the mean of the two; NaN when undefined."""
-    x, y = finite(x), finite(y)
-    if len(x) < 2 or len(y) < 2:
-        return math.nan
-    pooled = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2)
-    return float((x.mean() - y.mean()) / pooled) if pooled > 0 else math.nan
-
-
-def power(n: int, d: float, alpha: float = 0.05) -> float:
-    """Power of a two-sided two-sample t-test with n per arm at standardized effect d (noncentral t)."""
-    df, nc = 2 * n - 2, abs(d) * math.sqrt(n / 2)
-    crit = stats.t.ppf(1 - alpha / 2, df)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
-
-
-def seeds_for_power(d: float, target: float = 0.8, alpha: float = 0.05, n_max: int = 100_000) -> tuple[int | None, str]:
-    """Smallest n per arm with power >= target at effect d -> (n, 'ok'), or (None, why not)."""
-    if not math.isfinite(d):
-        return None, 'undefined'
-    if d == 0:
-        return None, 'no effect'
-    high = 2
-    while power(high, d, alpha) < target:  # doubling keeps the noncentrality small, where nct is accurate
-        if high >= n_max:
-            return None, f'>{n_max}'
-        high = min(2 * high, n_max)
-    low = max(2, high // 2)  # power grows with n: the smallest n that reaches the target lies in [low, high]
-    while low < high:
-        mid = (low + high) // 2
-        low, high = (low, mid) if power(mid, d, alpha) >= target else (mid + 1, high)
-    return low, 'ok'
+@quiet()
+def paired(x: pd.Series, y: pd.Series, confidence: float = CONFIDENCE) -> dict:
+    """mean(x - y) over the seeds both Series hold (index: seed) with its paired-t CI, t, df, two-sided p
+    (scipy.stats.ttest_rel) and the sd of the differences; Welch's test when fewer than two seeds are shared."""
+    both = pd.concat([x.rename('x'), y.rename('y')], axis=1, join='inner').dropna()
+    if len(both) < 2:
+        return dict(welch(x, y, confidence), paired=False, n=min(len(finite(x)), len(finite(y))), sd=math.nan)
+    d = (both['x'] - both['y']).to_numpy()
+    out = dict(diff=float(d.mean()), ci_low=math.nan, ci_high=math.nan, t=math.nan, df=float(len(d) - 1),
+               p=math.nan, status='ok', paired=True, n=len(d), sd=float(d.std(ddof=1)))
+    if np.ptp(d) == 0:
+        return dict(out, ci_low=out['diff'], ci_high=out['diff'], status='zero variance')
+    res = stats.ttest_rel(both['x'], both['y'])
+    ci = res.confidence_interval(confidence)
+    return dict(out, ci_low=float(ci.low), ci_high=float(ci.high), t=float(res.statistic), p=float(res.pvalue))
 
 
 def bh(pvalues) -> np.ndarray:
-    """Benjamini-Hochberg q-values (scipy.stats.false_discovery_control); NaN p-values stay NaN and don't count."""
+    """Benjamini-Hochberg q-values (statsmodels multipletests, fdr_bh); NaN p-values stay NaN and don't count."""
     p = np.asarray(pvalues, dtype=float)
     q = np.full(p.shape, math.nan)
     ok = np.isfinite(p)
     if ok.any():
-        q[ok] = stats.false_discovery_control(p[ok], method='bh')
+        q[ok] = multipletests(p[ok], method='fdr_bh')[1]
     return q
 
 
+def bh_threshold(pvalues, alpha: float) -> float:
+    """The Benjamini-Hochberg cut-off: p <= it exactly when q <= alpha (k * alpha / m for the k rejections of m
+    finite p-values; 0 when none is rejected)."""
+    p = np.asarray(pvalues, dtype=float)
+    p = p[np.isfinite(p)]
+    if not len(p):
+        return alpha
+    return int(multipletests(p, alpha, method='fdr_bh')[0].sum()) * alpha / len(p)
+
+
 @quiet()
-def shifted_test(a, b, alternative: str, paired: bool, shift: float = 0.0) -> dict:
-    """t-test of mean(a) - mean(b) against shift: one-sample when b is a number, paired (ttest_rel) or Welch.
+def t_interval(x, y=None, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(mean, low, high): the Student-t CI of mean(x), or with y the Welch CI of mean(x) - mean(y); a sample
+    without spread gives its mean as both ends."""
+    x = np.asarray(x, dtype=float)
+    if y is None:
+        mean = float(x.mean())
+        if len(x) < 2 or np.ptp(x) == 0:
+            return mean, mean, mean
+        half = t_quantile(len(x), confidence) * x.std(ddof=1) / math.sqrt(len(x))
+        return mean, mean - half, mean + half
+    y = np.asarray(y, dtype=float)
+    diff = float(x.mean() - y.mean())
+    if np.ptp(x) == 0 and np.ptp(y) == 0:
+        return diff, diff, diff
+    ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
+    return diff, float(ci.low), float(ci.high)
 
-    Returns dict(test, statistic, p). Data without variance is decided exactly (p 0 or 1).
+
+@quiet()
+def tost_mean(x, low: float, high: float) -> tuple[float, float]:
+    """One-sided t-test p-values of mean(x) > low and of mean(x) < high (statsmodels' TOST); exact (0 or 1)
+    for a sample without spread."""
+    x = np.asarray(x, dtype=float)
+    if np.ptp(x) == 0:
+        return float(x[0] <= low), float(x[0] >= high)
+    _, (_, p_low, _), (_, p_high, _) = DescrStatsW(x).ttost_mean(low, high)
+    return float(p_low), float(p_high)
+
+
+def seeds_for_power(effect: float, sd: float, test: str = 't', arms: int = 1, alpha: float = 0.05,
+                    target: float = 0.8, high_probability: float = 0.8, n_max: int = 10_000) -> tuple[float, str]:
+    """Seeds (per arm) for a one-sided test at level alpha to reach power `target` at the smallest effect ->
+    (n, '') or (NaN, why not).
+
+    t: statsmodels' power of the one-sample / paired t (arms 1) or of the two-sample t (arms 2) at effect / sd;
+    wilcoxon: the t's seeds over the test's asymptotic relative efficiency 3 / pi; sign: the exact binomial power
+    at success probability high_probability (effect and sd unused).
     """
-    a = np.asarray(a, dtype=float)
-    if np.ndim(b) == 0:
-        name, spread, diff = 'one-sample t', a - float(b), a.mean() - float(b)
-    elif paired:
-        spread = a - np.asarray(b, dtype=float)
-        name, diff = 'paired t', spread.mean()
+    n = np.unique(np.geomspace(2, n_max, 80).round().astype(int))
+    if test == 'sign':
+        power = _sign_power(n, alpha, high_probability)
     else:
-        b = np.asarray(b, dtype=float)
-        name, spread, diff = 'Welch t', np.concatenate([a - a.mean(), b - b.mean()]), a.mean() - b.mean()
-    if np.ptp(spread) == 0:
-        excess = float(diff - shift)
-        holds = {'greater': excess > 0, 'less': excess < 0, 'two-sided': excess != 0}[alternative]
-        return dict(test=EXACT, statistic=excess, p=0.0 if holds else 1.0)
-    if np.ndim(b) == 0:
-        res = stats.ttest_1samp(a, float(b) + shift, alternative=alternative)
-    elif paired:
-        res = stats.ttest_rel(a - shift, b, alternative=alternative)
-    else:
-        res = stats.ttest_ind(a - shift, b, equal_var=False, alternative=alternative)
-    return dict(test=name, statistic=float(res.statistic), p=float(res.pvalue))
+        if not (math.isfinite(effect) and math.isfinite(sd)) or sd <= 0 or effect <= 0:
+            return math.nan, 'no spread' if sd == 0 else 'undefined'
+        power = _t_power(effect / sd, n, alpha, arms)
+    if not (np.asarray(power) >= target).any():
+        return math.nan, f'>{n_max}'
+    first = int(np.argmax(np.asarray(power) >= target))
+    low = int(n[first - 1]) + 1 if first else 2  # the smallest n reaching the target lies in (n[first - 1], n[first]]
+    fine = np.arange(low, int(n[first]) + 1)
+    power = (_sign_power(fine, alpha, high_probability) if test == 'sign' else
+             _t_power(effect / sd, fine, alpha, arms))
+    seeds = int(fine[np.argmax(np.asarray(power) >= target)])
+    return (float(math.ceil(seeds * math.pi / 3)) if test == 'wilcoxon' else float(seeds)), ''
 
 
-def tost(a, b, margin: float, paired: bool) -> dict:
-    """Two one-sided tests of |mean(a) - mean(b)| < margin: p is the larger of the two one-sided p-values."""
-    low = shifted_test(a, b, 'greater', paired, -margin)
-    high = shifted_test(a, b, 'less', paired, margin)
-    worst = low if low['p'] >= high['p'] else high
-    return dict(test=f'TOST ({worst["test"]}, margin {margin:g})', statistic=worst['statistic'], p=worst['p'])
+def _t_power(d: float, n: np.ndarray, alpha: float, arms: int) -> np.ndarray:
+    """statsmodels' power of the one-sided one-sample (arms 1) or two-sample (arms 2, n per arm) t-test at d."""
+    if arms == 1:
+        return TTestPower().power(effect_size=d, nobs=n, alpha=alpha, alternative='larger')
+    return TTestIndPower().power(effect_size=d, nobs1=n, ratio=1.0, alpha=alpha, alternative='larger')
+
+
+def _sign_power(n: np.ndarray, alpha: float, probability: float) -> np.ndarray:
+    """Exact power of the one-sided sign test with n non-zero differences at success probability `probability`."""
+    n = np.asarray(n)
+    critical = stats.binom.isf(alpha, n, 0.5) + 1  # the smallest k with P(K >= k | 1/2) <= alpha
+    return stats.binom.sf(critical - 1, n, probability)
 
 
 def prediction_check(mean: float, scale: float, df: float, low: float, high: float,

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis.chapter import printed
-from analysis.stats import (SUMMARY_COLUMNS, bh, cohen_d, describe, power, prediction_check, seeds_for_power,
-                            shifted_test, summarize, tost, welch)
+from analysis.stats import (SUMMARY_COLUMNS, bh, bh_threshold, describe, paired, prediction_check, seeds_for_power,
+                            summarize, t_interval, tost_mean, welch)
 from analysis.text import number
 
 X = [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -90,7 +90,7 @@ def test_welch_degenerate_inputs():
     assert welch([2.0, 2.0, 2.0], X)['status'] == 'ok'  # one constant arm is fine
 
 
-def test_bh_matches_scipy_and_skips_nan():
+def test_bh_matches_scipy_and_skips_nan():  # statsmodels' fdr_bh and scipy agree
     p = [0.01, 0.04, 0.03, 0.20, 0.002]
     assert np.allclose(bh(p), scipy_stats.false_discovery_control(p, method='bh'))
     q = bh([0.01, math.nan, 0.04])
@@ -98,51 +98,68 @@ def test_bh_matches_scipy_and_skips_nan():
     assert bh([]).shape == (0,)
 
 
-@pytest.mark.parametrize('d, n', [(1.0, 17), (0.8, 26), (0.5, 64), (0.2, 394), (-0.5, 64)])
-def test_seeds_for_power_matches_cohens_tables(d, n):
-    # two-sided alpha 0.05, power 0.8 (Cohen 1988, Table 2.4.1; G*Power gives the same)
-    assert seeds_for_power(d) == (n, 'ok')
-    assert power(n, d) >= 0.8 > power(n - 1, d)
+def test_bh_cut_off_rejects_exactly_where_q_is_at_most_alpha():
+    p = np.array([0.001, 0.012, 0.02, 0.03, 0.2, 0.6, math.nan])
+    q, cut = bh(p), bh_threshold(p, 0.05)
+    assert cut == pytest.approx(4 * 0.05 / 6)  # four of six rejected
+    assert list(p[:6] <= cut) == list(q[:6] <= 0.05) == [True] * 4 + [False] * 2
+    assert bh_threshold([0.5, 0.9], 0.05) == 0.0 and bh_threshold([], 0.05) == 0.05
 
 
-def test_seeds_for_power_degenerate_effects():
-    assert seeds_for_power(0.0) == (None, 'no effect')
-    assert seeds_for_power(math.nan) == (None, 'undefined')
-    assert seeds_for_power(1e-4, n_max=1000) == (None, '>1000')
-    assert seeds_for_power(10.0) == (2, 'ok')  # the smallest sample with a variance
+@pytest.mark.parametrize('d, arms, n', [(0.5, 1, 27), (0.8, 1, 12), (0.5, 2, 51), (0.8, 2, 21)])
+def test_seeds_for_power_matches_gpower_one_sided(d, arms, n):
+    # one-sided alpha 0.05, power 0.8 (G*Power 3.1: one-sample t d=0.5 -> 27, d=0.8 -> 12; two-sample 51, 21 per arm)
+    assert seeds_for_power(d, 1.0, 't', arms) == (n, '')
+    assert seeds_for_power(2 * d, 2.0, 't', arms) == (n, '')  # only effect / sd counts
 
 
-def test_cohen_d_uses_the_pooled_sd():
-    d = cohen_d(Y, X)
-    assert d == pytest.approx((np.mean(Y) - 3) / math.sqrt((np.var(Y, ddof=1) + 2.5) / 2))
-    assert math.isnan(cohen_d([1.0, 1.0], [2.0, 2.0])) and math.isnan(cohen_d([1.0], X))
+def test_seeds_for_power_of_the_rank_and_sign_tests():
+    assert seeds_for_power(0.5, 1.0, 'wilcoxon') == (math.ceil(27 * math.pi / 3), '')  # t over the ARE 3/pi
+    n, _ = seeds_for_power(math.nan, math.nan, 'sign', high_probability=0.8)
+    critical = scipy_stats.binom.isf(0.05, n, 0.5) + 1
+    assert scipy_stats.binom.sf(critical - 1, n, 0.8) >= 0.8
+    assert all(scipy_stats.binom.sf(scipy_stats.binom.isf(0.05, m, 0.5), m, 0.8) < 0.8 for m in range(2, int(n)))
 
 
-def test_shifted_test_matches_scipy():
-    a, b = np.array(Y[:5]), np.array(X)
-    one = scipy_stats.ttest_1samp(a, 3.5, alternative='greater')
-    assert shifted_test(a, 3.5, 'greater', False) == dict(test='one-sample t', statistic=pytest.approx(one.statistic),
-                                                          p=pytest.approx(one.pvalue))
-    paired = scipy_stats.ttest_rel(a - 0.5, b, alternative='less')
-    out = shifted_test(a, b, 'less', True, shift=0.5)
-    assert out['test'] == 'paired t' and out['p'] == pytest.approx(paired.pvalue)
-    unpaired = scipy_stats.ttest_ind(a, b, equal_var=False)
-    assert shifted_test(a, b, 'two-sided', False)['p'] == pytest.approx(unpaired.pvalue)
+def test_seeds_for_power_degenerate_inputs():
+    n, why = seeds_for_power(0.2, 0.0)
+    assert math.isnan(n) and why == 'no spread' and seeds_for_power(math.nan, 1.0)[1] == 'undefined'
+    assert seeds_for_power(1e-4, 1.0, n_max=1000)[1] == '>1000'
 
 
-def test_shifted_test_without_variance_is_exact():
-    assert shifted_test([2.0, 2.0], [1.0, 1.0], 'greater', True) == dict(test='exact (no variance)', statistic=1.0,
-                                                                         p=0.0)
-    assert shifted_test([2.0, 2.0], 3.0, 'greater', False)['p'] == 1.0
-    assert shifted_test([2.0, 2.0, 2.0], [1.0, 1.0], 'two-sided', False)['p'] == 0.0
+def test_t_interval_and_tost_are_the_library_intervals():
+    mean, low, high = t_interval(X)
+    assert (mean, low, high) == pytest.approx((3.0, 3 - 1.963243, 3 + 1.963243), abs=1e-6)
+    ci = scipy_stats.ttest_ind(Y, X, equal_var=False).confidence_interval(0.95)
+    assert t_interval(Y, X) == pytest.approx((np.mean(Y) - 3.0, ci.low, ci.high))
+    assert t_interval([2.0, 2.0]) == (2.0, 2.0, 2.0)
+    p_low, p_high = tost_mean(X, 1.0, 4.0)
+    assert p_low == pytest.approx(scipy_stats.ttest_1samp(X, 1.0, alternative='greater').pvalue)
+    assert p_high == pytest.approx(scipy_stats.ttest_1samp(X, 4.0, alternative='less').pvalue)
+    assert tost_mean([2.0, 2.0], 1.0, 3.0) == (0.0, 0.0) and tost_mean([2.0, 2.0], 2.5, 3.0) == (1.0, 0.0)
 
 
-def test_tost_is_the_larger_one_sided_p():
-    a, b = np.array(Y[:5]), np.array(X)
-    low = scipy_stats.ttest_ind(a + 2.0, b, equal_var=False, alternative='greater').pvalue
-    high = scipy_stats.ttest_ind(a - 2.0, b, equal_var=False, alternative='less').pvalue
-    out = tost(a, b, 2.0, paired=False)
-    assert out['p'] == pytest.approx(max(low, high)) and out['test'].startswith('TOST (Welch t, margin 2)')
+def test_paired_difference_uses_common_seeds_and_falls_back_to_welch():
+    x, y = pd.Series(Y, index=range(6)), pd.Series(X, index=range(1, 6))
+    out = paired(x, y)
+    ref = scipy_stats.ttest_rel(Y[1:], X)
+    assert out['paired'] and out['n'] == 5 and out['p'] == pytest.approx(ref.pvalue)
+    assert (out['ci_low'], out['ci_high']) == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    apart = paired(pd.Series(Y, index=range(6)), pd.Series(X, index=range(10, 15)))
+    assert not apart['paired'] and apart['p'] == pytest.approx(scipy_stats.ttest_ind(Y, X, equal_var=False).pvalue)
+    same = paired(pd.Series([1.0, 2.0]), pd.Series([0.0, 1.0]))
+    assert same['status'] == 'zero variance' and same['diff'] == 1.0
+
+
+def test_bounded_intervals_stay_in_the_metrics_range():
+    rates = [1.0, 1.0, 0.9, 0.3]
+    free, bounded = describe(rates), describe(rates, bounds=(0.0, 1.0))
+    assert free['pi_high'] > 1 and free['pi_low'] < 0  # a Student t interval leaves [0, 1]
+    assert (bounded['pi_low'], bounded['pi_high'], bounded['ci_high']) == (0.0, 1.0, 1.0)
+    assert bounded['ci_low'] == free['ci_low'] and bounded['mean'] == free['mean']
+    frame = pd.DataFrame(dict(metric=['pass_train'] * 4 + ['kl'] * 4, value=rates * 2))
+    out = summarize(frame, ['metric'], ranges={'pass_train': (0.0, 1.0)}).set_index('metric')
+    assert out.loc['pass_train', 'pi_high'] == 1.0 and out.loc['kl', 'pi_high'] > 1
 
 
 def test_prediction_check():
