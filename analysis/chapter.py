@@ -13,12 +13,12 @@ import yaml
 
 from .cells import find_baseline, select
 from .load import Runs
-from .metrics import RANGES, TRAIN, values as run_values
+from .metrics import RANGES, TRAIN, diverged_seeds, values as run_values
 from .stats import describe, prediction_check
 
 CHAPTER_FILE = Path(__file__).with_name('chapter_values.yaml')
 LOADER = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # libyaml when present: the same result, faster
-COLUMNS = ['table', 'row', 'metric', 'chapter', 'source', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low',
+COLUMNS = ['table', 'row', 'metric', 'chapter', 'source', 'n', 'diverged', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low',
            'pi_high', 'method', 'status', 'inside_pi']
 
 
@@ -132,7 +132,7 @@ def check_value(summary: dict, chapter: str, exact: bool = False) -> dict | None
 
 def chapter_tables(ctx: Context, method: str = 't', seed: int = 0) -> pd.DataFrame:
     """Every figure of T1 to T13: the chapter's value, ours across seeds, and whether ours predicts it."""
-    rows = []
+    rows, diverged = [], diverged_seeds(ctx.values)
     for table, spec in ctx.chapter['tables'].items():
         for row, metrics in spec['values'].items():
             for metric in metrics:
@@ -141,5 +141,6 @@ def chapter_tables(ctx: Context, method: str = 't', seed: int = 0) -> pd.DataFra
                 check = check_value(summary, found.chapter, found.exact)
                 inside = 'n/a' if check is None else 'yes' if check['inside'] else 'no'
                 rows.append(dict(table=table, row=str(row), metric=metric, chapter=found.chapter,
-                                 source=found.group or '', **summary, inside_pi=inside))
+                                 source=found.group or '', diverged=len(diverged.get(found.group, ())), **summary,
+                                 inside_pi=inside))
     return pd.DataFrame(rows, columns=COLUMNS)

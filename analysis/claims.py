@@ -16,7 +16,7 @@ from .chapter import LOADER, Context, Selected, load_chapter, resolve
 from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
 from .text import number
-from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, band, decide, half_width
+from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, decide
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 GROUPS = ('chapter', 'literature', 'check')
@@ -89,8 +89,10 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     diverged = diverged or {}
     seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
     row = dict(id=claim['id'], group=group(claim), claim=claim['claim'], source=claim['source'], kind=claim['kind'],
-               scale=claim.get('scale', 'raw'), test=claim.get('test', 't'),
-               paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no', inputs='; '.join(f.label for f in found),
+               scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
+               test='' if claim['kind'] == 'check' else claim.get('test', 't'),
+               paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
+               inputs='; '.join(f.label for f in found),
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
     if missing:
@@ -177,7 +179,7 @@ def summary(frame: pd.DataFrame) -> str:
     parts = {g: frame[frame['group'] == g] for g in GROUPS}
     return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])}. "
             f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
-            f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS)}.")
+            f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
 
 
 def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
@@ -198,11 +200,3 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
               to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]
     return '\n'.join(lines)
 
-
-def bands(claims: dict | None = None) -> pd.DataFrame:
-    """Every about-claim's band and where its half-width comes from (margin, noise or the about rule)."""
-    claims = claims or load_claims()
-    rows = [dict(id=c['id'], scale=c.get('scale', 'raw'), about=c['about'], half_width=half_width(c)[0],
-                 rule=half_width(c)[1], band_low=band(c)[0], band_high=band(c)[1], rationale=c.get('rationale', ''))
-            for c in claims['claims'] if c['kind'] == 'about']
-    return pd.DataFrame(rows)

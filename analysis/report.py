@@ -21,8 +21,8 @@ from .text import number
 
 CSV_DIGITS, MARKDOWN_DIGITS = 6, 4
 DATA_TABLES = ('F8.1',)  # per-episode records drawn as points, not summarised across seeds
-CHAPTER_VIEW = ['row', 'metric', 'chapter', 'mean', 'ci_low', 'ci_high', 'pi_low', 'pi_high', 'n', 'status',
-                'inside_pi', 'source']
+CHAPTER_VIEW = ['row', 'metric', 'chapter', 'mean', 'ci_low', 'ci_high', 'pi_low', 'pi_high', 'n', 'diverged',
+                'status', 'inside_pi', 'source']
 README_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30')
 
 
@@ -79,6 +79,7 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
     per_epoch = per_epoch.assign(epoch=per_epoch['row'].str.removeprefix(EPOCH).astype(int))
     epochs = summarize(per_epoch, ['metric', 'source', 'epoch'], method, seed, ranges=RANGES).rename(
         columns={'source': 'cell'})
+    epochs['diverged'] = [len(diverged.get(cell, ())) for cell in epochs['cell']]
     records = values[(values['kind'] == 'experiment') & ~values['table'].isin(DATA_TABLES)]
     experiments = summarize(records, ['table', 'row', 'metric', 'source'], method, seed, ranges=RANGES)
     inventory = (runs.runs.groupby(['kind', 'name'])['seed']

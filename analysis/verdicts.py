@@ -249,7 +249,8 @@ def about(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
     inside) and the p of lying outside it (doubled: p <= 0.05 iff the CI is entirely above or below)."""
     scale, rules = claim.get('scale', 'raw'), settings(claim)
     if claim.get('test', 't') != 't':
-        raise ValueError(f'claim {claim.get("id")!r}: an about-claim is decided by the t interval; test={claim["test"]!r}')
+        raise ValueError(f'claim {claim.get("id")!r}: test={claim["test"]!r}; an about-claim is decided by the t '
+                         'interval (test: t)')
     values = clean(per_seed(claim, samples))  # a ratio of two values can be infinite
     x = on_scale(values.to_numpy(), scale)
     low, high = band(claim)
