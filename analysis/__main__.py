@@ -1,33 +1,49 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims} --runs DIR --experiments DIR --out DIR."""
+"""Command line: python -m analysis {aggregate,tables,figures,claims} (--runs DIR --experiments DIR | --records DIR)
+--out DIR."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from .load import load_runs
+from .records import load_options, load_records
 from .report import aggregate
 from .stats import METHODS
 
-PARTS = {'aggregate': ('tables', 'figures', 'claims'), 'tables': ('tables',), 'figures': ('figures',),
+DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None)  # the aggregation's options
+PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
          'claims': ('claims',)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m analysis', description=__doc__)
     parser.add_argument('command', choices=sorted(PARTS),
-                        help='aggregate: everything (tables, figures, claims.md, README.md); or one part')
-    parser.add_argument('--runs', default='results/runs', help='root of trainer run directories')
-    parser.add_argument('--experiments', default='results/experiments', help='root of chapter experiment runs')
+                        help='aggregate: everything (tables, figures, claims.md, README.md, records/); or one part')
+    parser.add_argument('--runs', default=None, help='root of trainer run directories (default results/runs)')
+    parser.add_argument('--experiments', default=None,
+                        help='root of chapter experiment runs (default results/experiments)')
+    parser.add_argument('--records', default=None,
+                        help='read the published run records (a records/ folder) instead of run directories')
     parser.add_argument('--out', default='results', help='output folder')
-    parser.add_argument('--baseline', default='baseline', help='name of the baseline cell')
-    parser.add_argument('--method', choices=METHODS, default='t', help='CI of the mean: Student t or BCa bootstrap')
-    parser.add_argument('--seed', type=int, default=0, help='seed of the bootstrap resamples')
+    parser.add_argument('--baseline', default=None, help='name of the baseline cell (default: baseline)')
+    parser.add_argument('--method', choices=METHODS, default=None,
+                        help='CI of the mean: Student t or BCa bootstrap (default: t)')
+    parser.add_argument('--seed', type=int, default=None, help='seed of the bootstrap resamples (default: 0)')
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
     args = parser.parse_args(argv)
-    runs = load_runs(args.runs, args.experiments)
-    paths = aggregate(runs, args.out, PARTS[args.command], baseline=args.baseline, method=args.method,
-                      seed=args.seed, alpha=args.alpha, min_seeds=args.min_seeds)
+    if args.records is not None and (args.runs or args.experiments):
+        parser.error('--records replaces --runs and --experiments: give one or the other')
+    try:
+        if args.records is None:
+            runs, stored = load_runs(args.runs or 'results/runs', args.experiments or 'results/experiments'), {}
+        else:
+            runs, stored = load_records(args.records), load_options(args.records)
+    except ValueError as error:
+        parser.error(str(error))
+    # each option as given, else as the records were aggregated with, else its default
+    options = {k: stored.get(k, v) if getattr(args, k) is None else getattr(args, k) for k, v in DEFAULTS.items()}
+    paths = aggregate(runs, args.out, PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0
 

@@ -1,5 +1,6 @@
 """Everything the analysis publishes under one folder: tables (Markdown + CSV), figures, the claims
-ledger and an index. Files are written atomically and are byte-identical for the same run directories."""
+ledger, the per-seed values each claim was decided on, the run records (records/) and an index. Files are
+written atomically and are byte-identical for the same runs, read from run directories or from records/."""
 from __future__ import annotations
 
 import csv
@@ -10,12 +11,13 @@ from pathlib import Path
 import pandas as pd
 
 from .chapter import Context, chapter_tables
-from .claims import ledger, markdown as claims_markdown, summary as claims_summary
+from .claims import claim_inputs, ledger, markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from .files import write_text
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
+from .records import write_records
 from .stats import summarize
 from .text import number
 
@@ -133,6 +135,11 @@ def readme(result: Analysis, figures: list[str]) -> str:
     return '\n'.join(parts)
 
 
+def exact_csv(frame: pd.DataFrame) -> str:
+    """CSV with every float written in full (shortest round-trip repr), '\n' line ends."""
+    return frame.to_csv(index=False, lineterminator='\n')
+
+
 def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims'), **options) -> list[Path]:
     """Write the requested parts under out; the index README.md when all three are written."""
     out = Path(out)
@@ -143,6 +150,9 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
     if 'claims' in parts:
         paths.append(write_text(out / 'claims.md', claims_markdown(result.claims)))
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
+        paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx))))
+    if 'records' in parts:
+        paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:
         paths += write_figures(result.ctx, runs, result.comparisons, out / 'figures')
     if set(parts) >= {'tables', 'figures', 'claims'}:

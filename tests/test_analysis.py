@@ -444,7 +444,10 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_lam',
                                               'forest_epochs', 'forest_target_kl', 'forest_value_clip']
                for ext in ('svg', 'png')}
-    assert set(first) == tables | figures | {'README.md', 'claims.md'}  # and no temporary file left behind
+    records = {f for f in first if f.startswith('records/')}
+    assert {'records/runs.parquet', 'records/summaries.parquet', 'records/aggregate.json'} <= records
+    tables |= {'tables/claim_inputs.csv'}
+    assert set(first) - records == tables | figures | {'README.md', 'claims.md'}  # and no temporary file left behind
     assert all(first.values())
     assert first['figures/fig8_1.svg'].startswith(b'<?xml') and first['figures/fig8_1.png'][:4] == b'\x89PNG'
     readme = first['README.md'].decode()

@@ -1,5 +1,5 @@
-# The aggregation: every run and experiment of the design -> tables, figures, the claims ledger and
-# the results index (`python -m analysis aggregate`).
+# The aggregation: every run and experiment of the design -> tables, figures, the claims ledger, the
+# results index and the run records that rebuild them all (`python -m analysis aggregate`).
 
 
 rule aggregate:
@@ -23,6 +23,7 @@ rule aggregate:
             category="Figures",
             labels={"figure": "{name}"},
         ),
+        records=directory(f"{RESULTS}/records"),
     params:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
         baseline=BASELINE,

@@ -1,0 +1,115 @@
+"""The published run records (results/records/): exact, byte-stable, written atomically, and enough to rebuild
+every table, figure and the ledger byte for byte (on the test design), with the per-seed claim inputs."""
+from __future__ import annotations
+
+import filecmp
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_workflow import REPO, TEST_RESULTS, environment, snakemake, succeeded
+
+from analysis.chapter import Context
+from analysis.claims import load_claims, samples
+from analysis.files import write_folder
+from analysis.load import load_runs
+from analysis.records import load_options, load_records, write_records
+
+STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
+
+
+@pytest.fixture(scope='module')
+def design(tmp_path_factory) -> Path:
+    """The test design run end to end by the workflow: its results folder."""
+    workdir = tmp_path_factory.mktemp('design')
+    succeeded(snakemake(workdir, '--cores', 1))
+    return workdir / TEST_RESULTS
+
+
+def analysis_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, '-m', 'analysis', *map(str, args)], cwd=REPO, env=environment(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def files(folder: Path) -> list[str]:
+    """Every file under folder, relative, sorted; Snakemake's timestamps left out."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob('*') if p.is_file() and p.name != STAMP)
+
+
+def test_records_rebuild_every_result_byte_for_byte(design, tmp_path):
+    out = tmp_path / 'rebuilt'
+    result = analysis_cli('aggregate', '--records', design / 'records', '--out', out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    published = [f for f in files(design) if f.split('/')[0] in ('tables', 'figures', 'records')
+                 or f in ('README.md', 'claims.md')]
+    assert {'claims.md', 'README.md', 'tables/claim_inputs.csv', 'records/minibatches.parquet'} <= set(published)
+    assert any(f.endswith('.svg') for f in published) and any(f.endswith('.png') for f in published)
+    assert files(out) == published
+    _, mismatch, errors = filecmp.cmpfiles(design, out, published, shallow=False)
+    assert mismatch == errors == []
+
+
+def test_records_hold_the_runs_exactly(design):
+    read = load_runs(design / 'runs', design / 'experiments')
+    records = load_records(design / 'records')
+    assert sorted(read.tables) == sorted(records.tables) == ['epochs', 'iterations', 'minibatches', 'records']
+    pd.testing.assert_frame_equal(records.runs.drop(columns='path'), read.runs.drop(columns='path'))
+    assert set(records.runs['path']) == {str(design / 'records')}
+    pd.testing.assert_frame_equal(records.summaries, read.summaries)
+    for name, frame in read.tables.items():
+        pd.testing.assert_frame_equal(records.tables[name], frame, check_exact=True)
+    assert records.configs == read.configs and len(read.configs) == 3
+    assert len(read.tables['minibatches']) > len(read.tables['epochs']) > 0  # per-minibatch rows are all kept
+
+
+def test_records_store_the_aggregations_options(design):
+    options = load_options(design / 'records')
+    assert options['baseline'].startswith('algo~ppo_lam~1_epochs~2_mb~2') and options['method'] == 't'
+    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds'}
+
+
+def test_records_bytes_depend_only_on_the_runs(design, tmp_path):
+    runs = load_records(design / 'records')
+    options = load_options(design / 'records')
+    write_records(runs, tmp_path / 'again', options)
+    names = files(design / 'records')
+    assert files(tmp_path / 'again') == names
+    assert filecmp.cmpfiles(design / 'records', tmp_path / 'again', names, shallow=False)[1:] == ([], [])
+
+
+def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
+    table = pd.read_csv(design / 'tables' / 'claim_inputs.csv')
+    assert list(table.columns) == ['id', 'input', 'seed', 'value'] and len(table) > 0
+    ctx = Context.build(load_records(design / 'records'), load_options(design / 'records')['baseline'])
+    claims = {c['id']: c for c in load_claims(chapter=ctx.chapter)['claims']}
+    assert set(table['id']) <= set(claims)
+    for (claim_id, index), rows in table.groupby(['id', 'input']):
+        expected = samples(claims[claim_id], ctx)[index].values
+        assert rows.set_index('seed')['value'].to_dict() == expected.to_dict(), (claim_id, index)
+
+
+def test_records_replace_other_run_sources(design, tmp_path):
+    both = analysis_cli('aggregate', '--records', design / 'records', '--runs', design / 'runs', '--out', tmp_path)
+    assert both.returncode != 0 and '--records replaces --runs and --experiments' in both.stderr
+    empty = analysis_cli('aggregate', '--records', tmp_path, '--out', tmp_path / 'out')
+    assert empty.returncode != 0 and f'{tmp_path} holds no runs.parquet' in empty.stderr
+    assert not (tmp_path / 'out').exists()
+
+
+def test_an_option_given_overrides_the_stored_one(design, tmp_path):
+    result = analysis_cli('aggregate', '--records', design / 'records', '--out', tmp_path, '--baseline', 'nope')
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((tmp_path / 'records' / 'aggregate.json').read_text())['baseline'] == 'nope'
+
+
+def test_write_folder_replaces_the_folder_whole(tmp_path):
+    folder = tmp_path / 'records'
+    write_folder(folder, {'a.bin': b'1', 'old.bin': b'2'})
+    assert write_folder(folder, {'a.bin': b'3'}) == [folder / 'a.bin']
+    assert files(folder) == ['a.bin'] and (folder / 'a.bin').read_bytes() == b'3'
+    with pytest.raises(TypeError):
+        write_folder(folder, {'b.bin': b'4', 'c.bin': 'not bytes'})
+    assert files(folder) == ['a.bin'] and sorted(p.name for p in tmp_path.iterdir()) == ['records']
