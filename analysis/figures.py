@@ -1,7 +1,9 @@
 """Figures as SVG and PNG. Intervals come from analysis.stats and are drawn as given (errorbar=None,
 bands with fill_between); rendering is deterministic (fixed SVG hash salt, no dates in metadata).
 
-Figures are drawn on matplotlib's Agg canvas directly, without pyplot's global state.
+Figures are drawn on matplotlib's Agg canvas directly, without pyplot's global state. Legends sit
+outside the data; an axis's levels are named as the design's registry shows them (`epochs=8`), and a
+level keeps one colour in every figure (the baseline's level is black).
 """
 from __future__ import annotations
 
@@ -17,13 +19,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .cells import axes
+from .cells import axes, order
 from .chapter import Context, printed
 from .compare import COLUMNS as COMPARE_COLUMNS
 from .files import write_bytes
 from .load import Runs
 from .metrics import EPOCH, TRAIN
 from .stats import summarize
+from workflow.design import AXES, text
 
 RC = {'svg.hashsalt': 'analysis', 'svg.fonttype': 'none', 'figure.dpi': 100, 'savefig.dpi': 100}
 METADATA = {'svg': {'Date': None, 'Creator': None}, 'png': {'Software': None}}
@@ -44,7 +47,9 @@ def panels(columns: int, width: float = 4.5, height: float = 3.6, **options):
     """A figure on an Agg canvas with one row of `columns` axes -> (figure, array of axes)."""
     fig = Figure(figsize=(width * columns, height))
     FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, columns, squeeze=False, **options)[0]
+    grid = fig.subplots(1, columns, squeeze=False, **options)[0]
+    fig.subplots_adjust(wspace=0.35)  # room for each panel's own tick labels
+    return fig, grid
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:
@@ -61,6 +66,29 @@ def numbered(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
     """Rows whose label is prefix + a number ('k=10', 'epoch=3'), with that number as column x."""
     rows = rows[rows['row'].str.startswith(prefix)]
     return rows.assign(x=rows['row'].str.removeprefix(prefix).astype(float))
+
+
+def legend_outside(ax, **options) -> None:
+    """The axes' legend below its data, clear of neighbouring panels (saved with bbox_inches='tight', never cropped)."""
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize='small', frameon=False, **options)
+
+
+def level_name(field: str, value) -> str:
+    """A level as the registry shows it (`epochs=8`); a field outside the registry as `field=value`."""
+    return AXES[field].show(value) if field in AXES else f'{field}={text(value)}'
+
+
+def level_colors(levels: list, baseline_level) -> dict:
+    """One colour per level of an axis, the same in every figure: black for the baseline's, a palette by order."""
+    others = [level for level in sorted(levels, key=order) if level != baseline_level]
+    return {baseline_level: 'k', **dict(zip(others, sns.color_palette('colorblind', len(others) or 1)))}
+
+
+def seeds_note(frame: pd.DataFrame) -> str:
+    """'95% CI of the mean over N seeds' for the seeds behind a figure (a range where cells differ)."""
+    counts = frame.groupby('name')['seed'].nunique() if len(frame) else pd.Series(dtype=int)
+    n = f'{counts.min()}' if counts.min() == counts.max() else f'{counts.min()}-{counts.max()}'
+    return f'bands: 95% CI of the mean over {n} seeds' if len(counts) else 'no seeds'
 
 
 def band(ax, summary: pd.DataFrame, x: str, label: str, color) -> None:
@@ -97,7 +125,7 @@ def figure_8_1(ctx: Context, stem: Path) -> list[Path]:
     left.plot(*_chapter_points(ctx, 'T1', 'ess_over_n', 'k='), 'kx', label='chapter (one seed)')
     left.set(xlabel='REINFORCE updates k', ylabel='ESS / N', ylim=(0, 1.05))
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
-    left.legend(loc='upper right')
+    legend_outside(left)
     points = ctx.values[(ctx.values['kind'] == 'experiment') & (ctx.values['table'] == 'F8.1')]
     points = points.pivot_table(index=['source', 'seed', 'row'], columns='metric', values='value').reset_index()
     if len(points) and {'policy_tokens', 'log_w_k10'} <= set(points.columns):
@@ -127,7 +155,7 @@ def figure_8_2(stem: Path) -> list[Path]:
         for edge in (1 - CLIP, 1 + CLIP):
             ax.axvline(edge, color='grey', linewidth=0.5)
         ax.set(xlabel='ratio rho', ylabel='per-token objective', title=f'A = {advantage:+g}')
-        ax.legend(loc='upper left' if advantage > 0 else 'lower left')
+        legend_outside(ax)
     return save(fig, stem)
 
 
@@ -148,44 +176,53 @@ def figure_8_3(ctx: Context, stem: Path) -> list[Path]:
             ax.plot(*_chapter_points(ctx, table, metric, EPOCH), marker, label=f'chapter {table} (one seed)')
         if metric == 'approx_kl':
             ax.axhline(KL_TARGET, color='k', linestyle='--', linewidth=1, label=f'target {KL_TARGET:g}')
-        ax.legend(loc='upper left', fontsize='small')
+        legend_outside(ax)
         ax.set(xlabel='epoch', ylabel=metric)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return save(fig, stem)
 
 
-def learning_curves(ctx: Context, runs: Runs, stem: Path) -> list[Path]:
-    """Batch reward against iteration for the baseline and every cell of the lambda axis, CI bands over seeds."""
-    cells = [c for c in [ctx.baseline] + axes(ctx.configs, ctx.baseline).get('lam', []) if c]
+def learning_curves(ctx: Context, runs: Runs) -> Figure:
+    """Batch reward against iteration, one panel per ablation axis (the baseline and each level), CI bands over seeds."""
     iterations = runs.table('iterations')
-    fig, (ax,) = panels(1, width=6)
-    for cell, color in zip(cells, sns.color_palette()):
-        rows = iterations[iterations['name'] == cell]
+    by_axis = {field: [ctx.baseline] + cells for field, cells in axes(ctx.configs, ctx.baseline).items()}
+    fig, grid = panels(max(len(by_axis), 1), width=4.2, sharey=True)
+    for ax, (field, cells) in zip(grid, by_axis.items()):
+        levels = {cell: ctx.configs[cell].get(field) for cell in cells}
+        colors = level_colors(list(levels.values()), levels[ctx.baseline])
+        rows = iterations[iterations['name'].isin(cells)]
+        for cell in sorted(cells, key=lambda c: order(levels[c])):
+            curve = rows[rows['name'] == cell]
+            if len(curve):
+                curve = curve.assign(x=curve['iteration'] + 1, value=curve['reward'])
+                band(ax, summarize(curve, ['x']), 'x', level_name(field, levels[cell]), colors[levels[cell]])
+        ax.set(xlabel='iteration', ylabel='batch reward', title=AXES[field].title if field in AXES else field)
         if len(rows):
-            curve = rows.assign(x=rows['iteration'] + 1, value=rows['reward'])
-            band(ax, summarize(curve, ['x']), 'x', f'{cell} (lam={ctx.configs[cell]["lam"]:g})', color)
-    if len(iterations[iterations['name'].isin(cells)]):
-        ax.legend(loc='lower right')
-    else:
-        no_data(ax, 'iterations of the lambda cells')
-    ax.set(xlabel='iteration', ylabel='batch reward')
-    return save(fig, stem)
+            legend_outside(ax, title=seeds_note(rows))
+        else:
+            no_data(ax, f'iterations of the {field} cells')
+    if not by_axis:
+        no_data(grid[0], 'no ablation axis: cells differing from the baseline in one field')
+    return fig
 
 
-def forest(comparisons: pd.DataFrame, axis: str, stem: Path) -> list[Path]:
-    """One ablation axis: each cell's difference from the baseline with its 95% Welch CI, a panel per main metric."""
+def forest(comparisons: pd.DataFrame, axis: str, ctx: Context) -> Figure:
+    """One ablation axis: each cell's difference from the baseline with its 95% CI, a panel per main metric."""
     rows = comparisons[(comparisons['axis'] == axis) & comparisons['metric'].isin(FOREST_METRICS)]
     metrics = [m for m in FOREST_METRICS if m in set(rows['metric'])]
+    levels = {cell: ctx.configs.get(cell, {}).get(axis) for cell in rows['cell'].unique()}
+    colors = level_colors(list(levels.values()), ctx.configs.get(ctx.baseline, {}).get(axis))
     fig, grid = panels(max(len(metrics), 1), width=3.2, height=0.4 * rows['cell'].nunique() + 1.4, sharey=True)
     for ax, metric in zip(grid, metrics):
         part = rows[rows['metric'] == metric].reset_index(drop=True)
         y = np.arange(len(part))
-        ax.hlines(y, part['ci_low'], part['ci_high'], color='grey')
-        sns.scatterplot(x=part['diff'], y=y, ax=ax, color='k')
+        ax.hlines(y, part['ci_low'], part['ci_high'], color=[colors[levels[c]] for c in part['cell']])
+        ax.scatter(part['diff'], y, color=[colors[levels[c]] for c in part['cell']], zorder=3)
         ax.axvline(0, color='k', linewidth=0.5)
-        ax.set_yticks(y, [f'{axis}={level}' for level in part['level']])
-        ax.set(xlabel=f'{metric}: cell - baseline', ylabel='', ylim=(-0.6, len(part) - 0.4))
-    return save(fig, stem)
+        ax.set_yticks(y, [level_name(axis, levels[c]) for c in part['cell']])
+        ax.set(xlabel=f'{metric}: cell - baseline\n(95% CI of the difference)', ylabel='',
+               ylim=(-0.6, len(part) - 0.4))
+    return fig
 
 
 def write_figures(ctx: Context, runs: Runs, comparisons: pd.DataFrame, folder: Path) -> list[Path]:
@@ -193,7 +230,7 @@ def write_figures(ctx: Context, runs: Runs, comparisons: pd.DataFrame, folder: P
     comparisons = comparisons if comparisons is not None else pd.DataFrame(columns=COMPARE_COLUMNS)
     with style():
         paths = figure_8_1(ctx, folder / 'fig8_1') + figure_8_2(folder / 'fig8_2')
-        paths += figure_8_3(ctx, folder / 'fig8_3') + learning_curves(ctx, runs, folder / 'learning_curves')
+        paths += figure_8_3(ctx, folder / 'fig8_3') + save(learning_curves(ctx, runs), folder / 'learning_curves')
         for axis in dict.fromkeys(comparisons['axis']):
-            paths += forest(comparisons, axis, folder / f'forest_{axis}')
+            paths += save(forest(comparisons, axis, ctx), folder / f'forest_{axis}')
     return paths
