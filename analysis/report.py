@@ -135,6 +135,16 @@ def readme(result: Analysis, figures: list[str]) -> str:
     return '\n'.join(parts)
 
 
+RECORDS_NOTE = """## Data
+
+The records of every run: [records/](records/) (Parquet: runs, summaries, iterations, epochs, minibatches and the
+experiments' records; aggregate.json holds this aggregation's options). `python -m analysis aggregate --records
+results/records --out DIR` rebuilds every table, figure and the ledger from them, byte for byte. The per-seed values
+each claim was decided on: [tables/claim_inputs.csv](tables/claim_inputs.csv) (`input` numbers a claim's inputs in
+claims.yaml order).
+"""
+
+
 def exact_csv(frame: pd.DataFrame) -> str:
     """CSV with every float written in full (shortest round-trip repr), '\n' line ends."""
     return frame.to_csv(index=False, lineterminator='\n')
@@ -157,5 +167,6 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_figures(result.ctx, runs, result.comparisons, out / 'figures')
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
-        paths.append(write_text(out / 'README.md', readme(result, figures)))
+        index = readme(result, figures) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
+        paths.append(write_text(out / 'README.md', index))
     return paths
