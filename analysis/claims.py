@@ -21,8 +21,8 @@ from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, decide
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 GROUPS = ('chapter', 'literature', 'check')
 COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
-           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'p', 'q', 'p_against', 'q_against',
-           'n_80', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
+           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'rationale', 'p', 'q', 'p_against',
+           'q_against', 'n_80', 'power_note', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 
 
@@ -92,7 +92,7 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
                scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
                test='' if claim['kind'] == 'check' else claim.get('test', 't'),
                paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
-               inputs='; '.join(f.label for f in found),
+               inputs='; '.join(f.label for f in found), rationale=claim.get('rationale', ''),
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
     if missing:
@@ -177,7 +177,9 @@ def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
 def summary(frame: pd.DataFrame) -> str:
     """One paragraph: the verdict counts of the chapter's claims, the literature's and the checks'."""
     parts = {g: frame[frame['group'] == g] for g in GROUPS}
-    return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])}. "
+    fragile = int(parts['chapter']['fragile'].str.startswith('fragile').sum())
+    return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])} ({fragile} of the verdicts "
+            'fragile: they change with the band halved or doubled, or with the transform switched). '
             f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
             f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
 

@@ -203,9 +203,9 @@ def directional(claim: dict, samples: list[pd.Series], power: bool = True) -> di
     worst = max(steps, key=lambda s: s['p'] if math.isfinite(s['p']) else 2.0)
     means = [number(s.mean()) for s in samples] + ([number(claim['than'])] if 'than' in claim else [])
     unit = 'ratio' if claim.get('scale', 'raw') == 'log' else 'diff'
-    n_80 = [s['n_80'] for s in steps]
+    n_80, against = [s['n_80'] for s in steps], [s['p_against'] for s in steps if math.isfinite(s['p_against'])]
     return dict(n=min(s['n'] for s in steps), p=worst['p'],
-                p_against=min(1.0, len(steps) * min(s['p_against'] for s in steps)),
+                p_against=min(1.0, len(steps) * min(against)) if against else NAN,  # any one step reversed
                 estimate=worst['estimate'], ci_low=worst['ci_low'], ci_high=worst['ci_high'],
                 n_80=NAN if any(map(math.isnan, n_80)) else max(n_80),
                 power_note='; '.join(dict.fromkeys(s['power_note'] for s in steps if s['power_note'])),
@@ -379,5 +379,6 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
             other = evidence(variant, samples, power=False)
             flips[name] = verdict_of(dict(other, note=other.get('note', '')), thresholds, rules['min_seeds'])[0]
         row['sensitivity'] = '; '.join(f'{k}: {v}' for k, v in flips.items())
-        row['fragile'] = 'fragile' if any(v != row['verdict'] for v in flips.values()) else ''
+        changed = [f'{k}: {v}' for k, v in flips.items() if v != row['verdict']]
+        row['fragile'] = 'fragile (' + '; '.join(changed) + ')' if changed else ''
     return row
