@@ -267,3 +267,54 @@ def test_without_the_effect_a_false_reproduced_is_rare(name):
     rng = np.random.default_rng(4)
     rate = np.mean([verdict(spec, draw(name, rng, 30, 0.0)) == 'reproduced' for _ in range(SIMULATIONS)])
     assert rate <= ALPHA + 2.33 * math.sqrt(ALPHA * (1 - ALPHA) / SIMULATIONS), (name, rate)
+
+
+# --- the cases that fooled the old ledger (issue 10) ---------------------------------------------------------
+
+def test_a_noisier_miss_is_no_pass():
+    """0.74 against 'about 0.9' failed at sd 0.05 and passed at sd 0.10 under the old prediction interval."""
+    spec = claim('about', 1, about=0.9, scale='logit', test='t')
+    rng = np.random.default_rng(5)
+    noise = rng.normal(0, 1, 10)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)
+    for sd in (0.05, 0.10, 0.20):
+        assert verdict(spec, [by_seed(0.74 + sd * noise)]) != 'reproduced', sd
+    assert verdict(spec, [by_seed(0.74 + 0.05 * noise)]) == 'contradicted'
+
+
+def test_a_ratio_of_8_is_not_about_240_however_wide_its_spread():
+    """The old ledger passed 'about 240 times' at 8.3 times, prediction interval 0.004 to 17,270."""
+    spec = claim('about', 2, about=240, of='ratio', scale='log', test='t', paired=True)
+    rng = np.random.default_rng(6)
+    base = np.exp(rng.normal(2.5, 0.3, 10))
+    for sd in (0.5, 3.2):
+        ratio = np.exp(math.log(8.3) + sd * rng.normal(0, 1, 10))
+        assert verdict(spec, [by_seed(ratio * base), by_seed(base)]) != 'reproduced'
+
+
+def test_heavy_tails_are_read_on_the_log_scale():
+    """A KL 36 times lower on average, with one enormous seed: the raw t misses it, the log scale does not."""
+    clipped = np.full(10, 0.22) * np.exp(np.random.default_rng(7).normal(0, 0.3, 10))
+    unclipped = clipped * 10 * np.exp(np.random.default_rng(8).normal(0, 0.5, 10))
+    unclipped[0] *= 30
+    spec = claim('less', 2, scale='log', test='t', paired=True)
+    assert verdict(spec, [by_seed(clipped), by_seed(unclipped)]) == 'reproduced'
+    assert verdict(dict(spec, scale='raw'), [by_seed(clipped), by_seed(unclipped)]) == 'inconclusive'
+
+
+def test_a_significant_difference_inside_the_margin_is_equivalence():
+    spec = claim('about', 2, about=0, of='difference', margin=0.05, scale='raw', test='t', paired=True)
+    base = np.random.default_rng(9).normal(0.9, 0.05, 20)
+    shifted = base + 0.02 + np.random.default_rng(10).normal(0, 0.005, 20)
+    out = decide(spec, [by_seed(shifted), by_seed(base)])
+    assert stats.ttest_rel(shifted, base).pvalue < 0.001 and out['verdict'] == 'reproduced'
+
+
+def test_unbiased_is_low_with_high_probability_is_a_sign_test():
+    """IS minus fresh: mean zero (unbiased), yet below zero in 9 of 10 batches: the sign test sees it."""
+    gap = np.array([0.03, 0.02, 0.04, 0.01, 0.05, 0.02, 0.03, 0.01, 0.02, -0.23])
+    fresh = 0.5 + np.zeros(10)
+    spec = claim('greater', 2, scale='raw', test='sign', paired=True)
+    assert abs(gap.mean()) < 1e-9
+    assert verdict(spec, [by_seed(fresh), by_seed(fresh - gap)]) == 'reproduced'
+    assert verdict(dict(spec, test='t'), [by_seed(fresh), by_seed(fresh - gap)]) == 'inconclusive'
