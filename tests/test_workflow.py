@@ -325,6 +325,51 @@ def test_a_cells_config_file_can_be_made_by_hand(parallel):
         assert by_hand == (parallel / TEST_RESULTS / 'configs' / f'{cell}.json').read_text()
 
 
+CHROMIUM, CHROMEDRIVER = '/usr/bin/chromium', '/usr/bin/chromedriver'  # Debian's chromium, chromium-driver
+
+
+def headless_chromium():
+    """Selenium driving Debian's Chromium headless, without network side traffic (skips where either is missing)."""
+    webdriver = pytest.importorskip('selenium.webdriver')
+    from selenium.webdriver.chrome.service import Service
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip(f'{CHROMIUM} or {CHROMEDRIVER} missing: on Debian, `apt-get install -y chromium chromium-driver`')
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic',
+                 '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+
+
+def test_the_report_shows_every_figure_in_a_real_browser(parallel, tmp_path):
+    """`snakemake --report`, opened in headless Chromium: each figure is listed, opens, and its SVG renders."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    report = tmp_path / 'report.html'
+    succeeded(snakemake(parallel, '--report', report))
+    figures = sorted(p.stem for p in (parallel / TEST_RESULTS / 'figures').glob('*.svg'))
+    assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves'} <= set(figures)
+    browser = headless_chromium()
+    try:
+        browser.set_window_size(1400, 1000)
+        browser.get(report.as_uri())
+        wait = WebDriverWait(browser, 20)
+        wait.until(lambda b: b.find_elements(By.XPATH, "//*[text()='Figures']"))[0].click()
+        listed = wait.until(lambda b: [td.text for td in b.find_elements(By.XPATH, '//tr/td[1]')])
+        assert sorted(listed) == figures
+        for name in figures:
+            browser.find_element(By.XPATH, f"//td[text()='{name}']/..//a[@iconname='eye']").click()
+            image = wait.until(lambda b: b.find_elements(
+                By.XPATH, f"//img[starts-with(@src, 'data:image/svg+xml') and contains(@src, 'filename={name}.svg')]"))[0]
+            size = wait.until(lambda b: b.execute_script(
+                'const i = arguments[0]; return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight] : null;',
+                image))
+            assert min(size) > 100, (name, size)  # decoded and laid out, not a broken-image icon
+    finally:
+        browser.quit()
+
+
 def test_rerun_after_a_complete_run_does_nothing(parallel):
     out = succeeded(snakemake(parallel, '--dry-run'))
     assert 'Nothing to be done' in out, out[-3000:]
