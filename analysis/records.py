@@ -8,7 +8,8 @@ Parquet, read back as the same Runs.
     aggregate.json       the options the aggregation ran with (baseline, method, ...), so that
                          `python -m analysis aggregate --records DIR` rebuilds the same results without them
 
-Values are stored exactly (float64, as read from the CSVs). The bytes depend only on the records and the
+Values are stored exactly (float64, as read from the CSVs). claim_samples reads tables/claim_inputs.csv back into
+the samples analysis.verdicts.decide takes, so that one call recomputes a claim's verdict. The bytes depend only on the records and the
 pinned pyarrow: zstd compression, no timestamps. The folder is written atomically, as one.
 """
 from __future__ import annotations
@@ -84,3 +85,11 @@ def load_records(folder: Path | str) -> Runs:
                 summaries=read(folder / f'{SUMMARIES}.parquet'),
                 tables={name: read(folder / f'{name}.parquet') for name in TABLES
                         if (folder / f'{name}.parquet').is_file()})
+
+
+def claim_samples(inputs: pd.DataFrame, claim: dict) -> list[pd.Series]:
+    """One claim's samples from claim_inputs.csv (columns id, input, seed, value): a Series of values by seed per
+    input of the claim, in order, empty where the input had no values; what verdicts.decide(claim, samples) takes."""
+    rows = inputs[inputs['id'] == claim['id']]
+    return [rows[rows['input'] == i].set_index('seed')['value'].astype(float).sort_index()
+            for i in range(len(claim['inputs']))]

@@ -16,7 +16,8 @@ from analysis.chapter import Context
 from analysis.claims import load_claims, samples
 from analysis.files import write_folder
 from analysis.load import load_runs
-from analysis.records import load_options, load_records, write_records
+from analysis.records import claim_samples, load_options, load_records, write_records
+from analysis.verdicts import decide
 
 STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
 
@@ -89,6 +90,15 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
     for (claim_id, index), rows in table.groupby(['id', 'input']):
         expected = samples(claims[claim_id], ctx)[index].values
         assert rows.set_index('seed')['value'].to_dict() == expected.to_dict(), (claim_id, index)
+    decided = 0  # one call recomputes a verdict from the CSV: the same row as from the runs
+    for claim in claims.values():
+        found = [f.values if not f.note else pd.Series(dtype=float) for f in samples(claim, ctx)]
+        read = claim_samples(table, claim)
+        assert [s.to_dict() for s in read] == [s.to_dict() for s in found], claim['id']
+        if all(len(s) for s in read):
+            assert str(decide(claim, read, power=False)) == str(decide(claim, found, power=False)), claim['id']
+            decided += 1
+    assert decided > 0
 
 
 def test_records_replace_other_run_sources(design, tmp_path):
