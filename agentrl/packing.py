@@ -57,7 +57,8 @@ def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tenso
     C, H = x.shape[-1], attn.n_heads
     q, k, v = attn.qkv(x).split(C, dim=-1)
     q, k = (rotate(z.view(-1, H, C // H), *rotary).view(-1, C) for z in (q, k))
-    q, k, v = (packing.unpack(z).view(-1, packing.width, H, C // H).transpose(1, 2) for z in (q, k, v))
+    padded = packing.unpack(torch.cat((q, k, v), dim=-1)).view(-1, packing.width, 3, H, C // H)
+    q, k, v = padded.permute(2, 0, 3, 1, 4)  # each [B, H, width, D]
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [B, width, H, D]
     return attn.proj(y[packing.rows, packing.cols].reshape(-1, C))
 

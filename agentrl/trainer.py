@@ -59,6 +59,11 @@ def sample_batch(policy: TinyAgent, tok: Tokenizer, n: int, gen: torch.Generator
     return collate(trajs, tok.pad_id)
 
 
+def adam(parameters, lr: float) -> torch.optim.Adam:
+    """Adam in its multi-tensor form: on CPU the same numbers as torch's default one-tensor-at-a-time loop, faster."""
+    return torch.optim.Adam(parameters, lr=lr, foreach=True)
+
+
 def trim(ids: torch.Tensor, pad_id: int, *per_token: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Drop trailing columns that are padding in every row: ids [B, T], per-token tensors [B, T-1]."""
     width = int((ids != pad_id).sum(-1).max())
@@ -70,7 +75,7 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
     critic = make_critic(policy)
     data = collate(sample_tasks(policy, make_tasks('train'), config.critic_warmup_episodes_per_task, tok,
                                 torch.Generator().manual_seed(WARMUP_SAMPLE_SEED + config.seed)), tok.pad_id)
-    opt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
+    opt = adam(critic.parameters(), config.critic_lr)
     gen, targets = torch.Generator().manual_seed(WARMUP_SHUFFLE_SEED + config.seed), mc_returns(data)
     for _ in range(config.critic_warmup_steps):
         idx = torch.randint(len(targets), (32,), generator=gen)
@@ -199,8 +204,8 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None, critic
 def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log, critic: Critic | None) -> None:
     critic = warm_critic(base, tok, config) if critic is None else critic
     gen = torch.Generator().manual_seed(config.seed)
-    popt = torch.optim.Adam(policy.parameters(), lr=config.lr)
-    vopt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
+    popt = adam(policy.parameters(), config.lr)
+    vopt = adam(critic.parameters(), config.critic_lr)
     beta = config.kl_penalty or 0.0
     for it in range(config.iterations):
         tick = time.perf_counter()
@@ -227,7 +232,7 @@ def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log, c
 def _train_reinforce(policy, base, tok, config: TrainConfig, result: RunResult, log) -> None:
     """Chapter 6's baseline: one policy-gradient step per batch, advantage = reward - batch mean."""
     gen = torch.Generator().manual_seed(config.seed)
-    opt = torch.optim.Adam(policy.parameters(), lr=config.lr)
+    opt = adam(policy.parameters(), config.lr)
     for it in range(config.iterations):
         tick = time.perf_counter()
         batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
