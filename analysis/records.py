@@ -8,9 +8,9 @@ Parquet, read back as the same Runs.
     aggregate.json       the options the aggregation ran with (baseline, method, ...), so that
                          `python -m analysis aggregate --records DIR` rebuilds the same results without them
 
-Values are stored exactly (float64, as read from the CSVs). claim_samples reads tables/claim_inputs.csv back into
-the samples analysis.verdicts.decide takes, so that one call recomputes a claim's verdict. The bytes depend only on the records and the
-pinned pyarrow: zstd compression, no timestamps. The folder is written atomically, as one.
+Values are stored exactly (float64, as read from the CSVs). The bytes depend only on the records and the pinned
+pyarrow: zstd compression, no timestamps. The folder is written atomically, as one. claim_samples reads
+tables/claim_inputs.csv back into the samples analysis.verdicts.decide takes: one call recomputes a verdict.
 """
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def write_records(runs: Runs, folder: Path | str, options: dict | None = None) -
 
 
 def read(path: Path) -> pd.DataFrame:
+    """One Parquet file of the records as a frame; a clear error when it is not one."""
     try:
         return pd.read_parquet(path)
     except (OSError, pa.ArrowException) as error:

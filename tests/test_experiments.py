@@ -40,7 +40,8 @@ EXPECTED = dict(
            ['positive_tokens', 'negative_tokens', 'clip_frac_positive', 'clip_frac_negative'])
     | keys('T10', ['entropy_clip_high'], ['after'])
     | keys('T12', ['old_logp'], ['max_abs_diff', 'policy_tokens']) | keys('T12', ['bug'], ['clip_frac', 'approx_kl'])
-    | keys('T13', ['pi_old=0.0-0.1', 'pi_old=0.1-0.5', 'pi_old=0.5-1.0'], ['tokens', 'above_1_2', 'median_ratio', 'median_gain']),
+    | keys('T13', ['pi_old=0.0-0.1', 'pi_old=0.1-0.5', 'pi_old=0.5-1.0'],
+           ['tokens', 'above_1_2', 'median_ratio', 'median_gain']),
     staleness=keys('T11', [f'minibatches={n}' for n in (1, 2, 4, 8, 16)], ['approx_kl', 'clip_frac']),
 )
 
@@ -126,7 +127,8 @@ def test_coverage_metrics(runs):
     assert 0 < by_sign['positive_tokens'] + by_sign['negative_tokens'] <= t12['old_logp']['policy_tokens']
     assert 0 < by_sign['clip_frac_positive'] < 1 and 0 < by_sign['clip_frac_negative'] < 1
     wide = t10['by_sign_clip_high']  # the same batch and advantages, trained with clip_high 0.28
-    assert (wide['positive_tokens'], wide['negative_tokens']) == (by_sign['positive_tokens'], by_sign['negative_tokens'])
+    sides = ('positive_tokens', 'negative_tokens')
+    assert [wide[k] for k in sides] == [by_sign[k] for k in sides]
     assert 0 <= wide['clip_frac_positive'] < 1 and wide != by_sign
     assert 0 < t10['entropy_clip_high']['after'] != t10['entropy']['after']
     t13 = table(runs['sixteen_epochs'], 'T13')
