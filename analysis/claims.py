@@ -96,9 +96,8 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
     if missing:
-        reason = claim.get('needs') or '; '.join(dict.fromkeys(missing))
         return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
-                    note=reason)
+                    note='; '.join(dict.fromkeys(missing)))
     return dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
 
 
