@@ -26,7 +26,7 @@ from scipy.special import expit, logit
 from statsmodels.stats.weightstats import DescrStatsW
 
 from .chapter import printed
-from .stats import quiet, seeds_for_power, t_interval, tost_mean
+from .stats import quiet, seeds_for_power, t_interval, t_quantile, tost_mean
 from .text import number
 
 KINDS = ('greater', 'less', 'increasing', 'decreasing', 'about', 'check')
@@ -269,7 +269,7 @@ def about(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
     out.update(p=p_inside, p_against=p_outside, estimate=natural(mean), ci_low=natural(ci_low),
                ci_high=natural(ci_high))
     sd = float(x.std(ddof=1))
-    pi = stats.t.ppf(0.975, n - 1) * sd * math.sqrt(1 + 1 / n)
+    pi = t_quantile(n) * sd * math.sqrt(1 + 1 / n)  # the 95% prediction interval's half-width for one new seed
     target = to_scale(float(claim['about']), 'log' if scale == 'log' else 'raw')
     out['chapter_in_pi'] = 'yes' if abs(target - mean) <= pi else 'no'
     if power:  # TOST with the truth at the band's centre: each one-sided test at alpha/2, power (1 + power) / 2
