@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.stats.weightstats import DescrStatsW
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 CONFIDENCE = 0.95
 METHODS = ('t', 'bca')
@@ -168,8 +168,8 @@ def t_interval(x, y=None, confidence: float = CONFIDENCE) -> tuple[float, float,
     diff = float(x.mean() - y.mean())
     if np.ptp(x) == 0 and np.ptp(y) == 0:
         return diff, diff, diff
-    ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-    return diff, float(ci.low), float(ci.high)
+    low, high = CompareMeans(DescrStatsW(x), DescrStatsW(y)).tconfint_diff(1 - confidence, usevar='unequal')
+    return diff, float(low), float(high)
 
 
 @quiet()

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
-from statsmodels.stats.weightstats import DescrStatsW
+from statsmodels.stats.weightstats import DescrStatsW, ttest_ind
 
 from .chapter import printed
 from .stats import quiet, seeds_for_power, t_interval, t_quantile, tost_mean
@@ -38,6 +38,7 @@ CHECKS = ('pass', 'fail')
 DEFAULTS = dict(alpha=0.05, min_seeds=3, about_factor=1.25, noise_z=1.96, high_probability=0.8, power=0.8)
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
 REVERSE = {'greater': 'less', 'less': 'greater'}
+SIDE = {'greater': 'larger', 'less': 'smaller'}  # statsmodels' names of the one-sided alternatives
 SIGN = {'greater': '>', 'less': '<'}
 NAN = math.nan
 
@@ -116,7 +117,7 @@ def one_sample(d: np.ndarray, alternative: str, test: str) -> float:
         holds = d[0] > 0 if alternative == 'greater' else d[0] < 0
         return 0.0 if holds else 1.0
     if test == 't':
-        return float(DescrStatsW(d).ttest_mean(0.0, alternative='larger' if alternative == 'greater' else 'smaller')[1])
+        return float(DescrStatsW(d).ttest_mean(0.0, alternative=SIDE[alternative])[1])
     if test == 'wilcoxon':
         return float(stats.wilcoxon(d, alternative=alternative).pvalue)
     signs = d[d != 0]
@@ -132,7 +133,7 @@ def two_sample(a: np.ndarray, b: np.ndarray, alternative: str, test: str) -> flo
         holds = a[0] > b[0] if alternative == 'greater' else a[0] < b[0]
         return 0.0 if holds else 1.0
     if test == 't':
-        return float(stats.ttest_ind(a, b, equal_var=False, alternative=alternative).pvalue)
+        return float(ttest_ind(a, b, alternative=SIDE[alternative], usevar='unequal')[1])
     return float(stats.mannwhitneyu(a, b, alternative=alternative).pvalue)
 
 
