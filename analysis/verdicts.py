@@ -41,6 +41,7 @@ REVERSE = {'greater': 'less', 'less': 'greater'}
 SIDE = {'greater': 'larger', 'less': 'smaller'}  # statsmodels' names of the one-sided alternatives
 SIGN = {'greater': '>', 'less': '<'}
 NAN = math.nan
+DEGENERATE = 'no spread across seeds: decided exactly'
 
 
 def settings(claim: dict) -> dict:
@@ -178,6 +179,7 @@ def compare(claim: dict, a: pd.Series, b: pd.Series | float, direction: str, pow
         p, p_against = two_sample(x, y, direction, test), two_sample(x, y, REVERSE[direction], test)
         estimate, low, high = t_interval(x, y)
         sd, arms = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2), 2
+    out['note'] = DEGENERATE if low == high else ''
     out.update(p=p, p_against=p_against, estimate=from_scale(estimate, natural), ci_low=from_scale(low, natural),
                ci_high=from_scale(high, natural))
     if power_target is not None:
@@ -210,6 +212,7 @@ def directional(claim: dict, samples: list[pd.Series], power: bool = True) -> di
                 estimate=worst['estimate'], ci_low=worst['ci_low'], ci_high=worst['ci_high'],
                 n_80=NAN if any(map(math.isnan, n_80)) else max(n_80),
                 power_note='; '.join(dict.fromkeys(s['power_note'] for s in steps if s['power_note'])),
+                note='; '.join(dict.fromkeys(s.get('note', '') for s in steps if s.get('note'))),
                 numbers=f' {SIGN[direction] if kind in SIGN else SIGN[REVERSE[direction]]} '.join(means) + '? ('
                 + ', '.join(f'{unit} {number(s["estimate"])}' for s in steps) + ')')
 
@@ -262,6 +265,7 @@ def about(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
     if n < 2:
         return out
     p_low, p_high = tost_mean(x, *limits)  # one-sided p of mean > low and of mean < high
+    out['note'] = DEGENERATE if np.ptp(x) == 0 else ''
     p_inside, p_outside = min(1.0, 2 * max(p_low, p_high)), min(1.0, 2 * min(1 - p_low, 1 - p_high))
     mean, ci_low, ci_high = t_interval(x)
     if scale == 'logit':  # the mean rate's CI, kept in [0, 1]
@@ -320,7 +324,7 @@ def verdict_of(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tu
     if row['n'] < min_seeds:
         return 'inconclusive', f'n={row["n"]} < {min_seeds} seeds'
     if not math.isfinite(row.get('p', NAN)):
-        return 'inconclusive', row.get('note', '') or 'no test: no spread or too few values'
+        return 'inconclusive', '' if row.get('note') else 'no test: too few values'
     if row['p'] <= thresholds[0]:
         return 'reproduced', ''
     if row['p_against'] <= thresholds[1]:

@@ -128,6 +128,16 @@ def test_power_is_statsmodels_at_the_preregistered_effect():
     assert stats.binom.sf(k - 1, sign['n_80'], 0.8) >= 0.8
 
 
+def test_a_sample_without_spread_is_decided_exactly_and_says_so():
+    steps = by_seed(np.full(5, 480.0))
+    out = decide(claim('about', 2, about=0.6, of='ratio', scale='log', test='t', paired=True),
+                 [by_seed(np.full(5, 300.0)), steps])
+    assert (out['verdict'], out['p'], out['note']) == ('reproduced', 0.0, 'no spread across seeds: decided exactly')
+    out = decide(claim('greater', 1, than=400, scale='log', test='t'), [steps])
+    assert (out['verdict'], out['p_against'], out['note']) == ('reproduced', 1.0,
+                                                               'no spread across seeds: decided exactly')
+
+
 def test_checks_pass_on_the_printed_value_and_fail_off_it():
     spec = dict(claim('check', 2), inputs=[{'metric': 'a', 'value': '0.50'}, {'metric': 'b', 'value': '-1.0'}])
     assert decide(spec, [by_seed([0.504, 0.5]), by_seed([-1.0])])['verdict'] == 'pass'
