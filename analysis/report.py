@@ -118,8 +118,9 @@ def readme(result: Analysis, figures: list[str]) -> str:
     parts = [
         '# Results', '',
         'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
-        'interval of the mean; the chapter printed one seed, so its value is checked against our 95% prediction '
-        'interval for one new seed.', '',
+        'interval of the mean (a rate\'s kept in [0, 1]). The chapter printed one seed: whether its value lies in our '
+        '95% prediction interval for one new seed (`inside_pi`) describes the spread; the verdicts on its claims are '
+        'in the ledger.', '',
         f'Baseline cell: `{result.ctx.baseline}`.', '',
         '## Claims', '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
