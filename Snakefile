@@ -25,6 +25,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/base.smk"
+include: "workflow/rules/critic.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/chapter.smk"
 include: "workflow/rules/analysis.smk"

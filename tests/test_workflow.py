@@ -141,8 +141,9 @@ def test_a_design_file_is_the_whole_design_from_a_clones_root(tmp_path):
                                     '--configfile', 'config/test.yaml'], cwd=clone, env=environment(),
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
-    # 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, aggregation, all
-    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (14, 6, 2), out
+    # 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, aggregation, all, critic config,
+    # 2 warmed critics
+    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (17, 6, 2), out
 
 
 def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.CompletedProcess:

@@ -7,11 +7,12 @@ iteration, a job's design against its parent's) is checked here, still before an
 import json
 import math
 import os
+import shlex
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from workflow.design import DesignError, baseline_name, expand_design
+from workflow.design import DesignError, baseline_name, cell_json, expand_design, write_atomically
 
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -77,15 +78,18 @@ def cell_values(wildcards):
     return CELLS[wildcards.cell]
 
 
-def cell_json(wildcards):
+def cell_file(wildcards):
     """The cell's config file content: one JSON object of TrainConfig fields, keys sorted."""
-    return json.dumps(cell_values(wildcards), sort_keys=True)
+    return cell_json(cell_values(wildcards))
 
 
 # One job's time, one thread: a PPO cell does (epochs + 1) passes over each batch (sampling, then the
-# epochs), REINFORCE two; the chapter's default cell (30 x 64 episodes, 4 epochs) runs in about 90 s,
-# about 0.01 s per episode and pass (design.md, section 3). The estimate is tripled and rounded up.
-SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.01, 30
+# epochs), REINFORCE two. Measured with `python -m agentrl.bench --chapter-run` (issue 12): the chapter's
+# default cell (30 x 64 episodes, 4 epochs, its critic warmed beforehand) trains and evaluates in 26 s
+# on one thread of this 2-core machine (matmul peak 98 GFLOP/s), 2.7 ms per episode and pass; a job adds
+# about 5 s to start Python, import torch (and torch._dynamo, which torch.optim imports) and load the
+# base agent and the critic. The estimate is tripled and rounded up.
+SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.0027, 5
 
 
 def train_runtime(wildcards):
@@ -100,3 +104,31 @@ def train_runtime(wildcards):
 def run_json(root, names, seeds=SEEDS):
     """root/<name>/seed~<seed>/run.json for every name and seed."""
     return [f"{root}/{name}/seed~{seed}/run.json" for name in names for seed in seeds]
+
+
+# --- PPO's warmed critic: one per seed, shared by the seed's PPO cells (rules/critic.smk) -----
+
+# The TrainConfig fields the warm-up reads besides the seed (agentrl/critic_store.py, CRITIC_FIELDS).
+CRITIC_FIELDS = ("critic_lr", "critic_warmup_steps", "critic_warmup_episodes_per_task")
+
+
+def critic_constants():
+    """The critic's constants that the design's PPO cells share (absent: TrainConfig's defaults)."""
+    found = {}
+    for name, values in CELLS.items():
+        if values["algorithm"] == "ppo":
+            found.setdefault(cell_json({f: values[f] for f in CRITIC_FIELDS if f in values}), name)
+    if len(found) > 1:
+        raise WorkflowError("the PPO cells must share the critic's constants (one warmed critic per seed); "
+                            "they differ:\n  " + "\n  ".join(f"{cell}: {text.strip()}" for text, cell in found.items()))
+    return next(iter(found), cell_json({}))
+
+
+def critic_input(wildcards):
+    """A PPO cell's warmed critic for the job's seed; none for REINFORCE."""
+    return [f"{RESULTS}/critics/seed~{wildcards.seed}.pt"] if cell_values(wildcards)["algorithm"] == "ppo" else []
+
+
+def critic_option(wildcards):
+    """The train command's --critic option: the warmed critic of a PPO cell's seed; nothing for REINFORCE."""
+    return " ".join(f"--critic {shlex.quote(path)}" for path in critic_input(wildcards))

@@ -1,27 +1,29 @@
 # Trainer runs: one config file per cell (rewritten only when the cell's values change: they are
-# the rule's params), then one job per (cell, seed), each a call of `python -m agentrl train`.
+# the rule's params; `python -m workflow.design cell NAME` prints the same file), then one job per
+# (cell, seed), each a call of `python -m agentrl train`.
 
 
 rule cell_config:
     output:
         f"{RESULTS}/configs/{{cell}}.json",
     params:
-        values=cell_json,
+        text=cell_file,
     log:
-        f"{RESULTS}/logs/configs/{{cell}}.log",
+        f"{RESULTS}/logs/configs/{{cell}}.log",  # empty: the job writes one small file, in-process
     localrule: True
-    conda:
-        "../../envs/agentrl.yaml"
-    shell:
-        "printf '%s\\n' {params.values:q} > {output:q} 2> {log:q}"
+    run:
+        write_atomically(output[0], params.text)  # by hand: python -m workflow.design cell NAME --configfile F
 
 
 rule train:
     input:
         config=f"{RESULTS}/configs/{{cell}}.json",
         base=rules.base_agent.output[0],
+        critic=critic_input,
     output:
         f"{RESULTS}/runs/{{cell}}/seed~{{seed}}/run.json",
+    params:
+        critic=critic_option,
     log:
         f"{RESULTS}/logs/runs/{{cell}}/seed~{{seed}}.log",
     benchmark:
@@ -34,7 +36,7 @@ rule train:
         "../../envs/agentrl.yaml"
     shell:
         "OMP_NUM_THREADS=1 python -m agentrl train --config {input.config:q} --seed {wildcards.seed}"
-        " --out $(dirname {output:q}) --base {input.base:q} > {log:q} 2>&1"
+        " --out $(dirname {output:q}) --base {input.base:q} {params.critic} > {log:q} 2>&1"
 
 
 rule all_runs:

@@ -1,0 +1,35 @@
+# PPO's critic, warmed once per seed and shared by every PPO cell of that seed, as the base agent is
+# shared by all: the warm-up (agentrl.trainer.warm_critic) reads only the base agent, the seed and the
+# critic's constants. REINFORCE has no critic; its runs do not wait for one.
+
+rule critic_config:
+    output:
+        f"{RESULTS}/critics/config.json",
+    params:
+        text=critic_constants(),
+    log:
+        f"{RESULTS}/logs/critics/config.log",  # empty: the job writes one small file, in-process
+    localrule: True
+    run:
+        write_atomically(output[0], params.text)
+
+
+rule warm_critic:
+    input:
+        config=rules.critic_config.output[0],
+        base=rules.base_agent.output[0],
+    output:
+        f"{RESULTS}/critics/seed~{{seed}}.pt",
+    log:
+        f"{RESULTS}/logs/critics/seed~{{seed}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/critics/seed~{{seed}}.tsv"
+    threads: 1
+    resources:
+        runtime=5,  # minutes; the chapter's warm-up takes about 5 s on one thread
+        mem_mb=1500,
+    conda:
+        "../../envs/agentrl.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 python -m agentrl warm-critic --config {input.config:q} --seed {wildcards.seed}"
+        " --out {output:q} --base {input.base:q} > {log:q} 2>&1"
