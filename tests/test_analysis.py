@@ -205,6 +205,18 @@ def test_values_derive_the_chapter_figures_of_a_run(tree, ctx):
     assert len(ctx_runs.runs) == len(CELLS) * len(SEEDS)
 
 
+def test_values_derive_the_coverage_claims_inputs(tree, ctx):
+    its = pd.read_csv(tree / 'runs' / 'kl0.02' / 'seed~1' / 'iterations.csv')
+    mine = ctx.values[(ctx.values['source'] == 'kl0.02') & (ctx.values['seed'] == 1)].set_index('metric')['value']
+    assert mine['epochs_used_2_3'] == pytest.approx(its['epochs_used'].isin([2, 3]).mean())  # T9: stops at 2 or 3
+    records = pd.read_csv(tree / 'experiments' / 'importance_weights' / 'seed~1' / 'records.csv')
+    points = records[records['table'] == 'F8.1'].pivot(index='row', columns='metric', values='value')
+    long = points.loc[points['policy_tokens'] >= 16, 'log_w_k10']
+    v = ctx.values
+    f81 = v[(v['table'] == 'F8.1') & (v['seed'] == 1) & (v['row'] == 'tokens=16-64')].set_index('metric')['value']
+    assert f81.to_dict() == pytest.approx(dict(mean_log_w=long.mean(), min_log_w=long.min()))
+
+
 def test_an_incomplete_block_of_iterations_is_missing_not_partial(tmp_path):
     train_run(tmp_path, 'short', 0, dict(iterations=15))
     got = values(load_runs(tmp_path))
