@@ -1,5 +1,5 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims} (--runs DIR --experiments DIR | --records DIR)
---out DIR."""
+"""Command line: python -m analysis {aggregate,tables,figures,claims}
+(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--runs', default=None, help='root of trainer run directories (default results/runs)')
     parser.add_argument('--experiments', default=None,
                         help='root of chapter experiment runs (default results/experiments)')
+    parser.add_argument('--run-files', nargs='+', default=None, metavar='RUN_JSON',
+                        help="exactly these runs (their run.json files: the workflow passes its design's)")
     parser.add_argument('--records', default=None,
                         help='read the published run records (a records/ folder) instead of run directories')
     parser.add_argument('--out', default='results', help='output folder')
@@ -32,10 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
     args = parser.parse_args(argv)
-    if args.records is not None and (args.runs or args.experiments):
-        parser.error('--records replaces --runs and --experiments: give one or the other')
+    sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
+    if 'records' in sources and len(sources) > 1 or 'run_files' in sources and {'runs', 'experiments'} & set(sources):
+        parser.error(f'give --records, or --run-files, or --runs/--experiments; not {" and ".join(sources)}')
     try:
-        if args.records is None:
+        if args.run_files:
+            runs, stored = load_runs(*args.run_files), {}
+        elif args.records is None:
             runs, stored = load_runs(args.runs or 'results/runs', args.experiments or 'results/experiments'), {}
         else:
             runs, stored = load_records(args.records), load_options(args.records)

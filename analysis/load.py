@@ -49,10 +49,23 @@ def read_csv(path: Path) -> pd.DataFrame:
                        na_values={c: [''] for c in columns if c not in LABELS})
 
 
-def load_runs(*roots: Path | str) -> Runs:
-    """Read every run under the given roots (missing roots are empty)."""
+def run_directories(paths: tuple[Path | str, ...]) -> list[Path]:
+    """The run directories named by paths: a run.json names its folder; any other path is a root searched for runs."""
+    found = set()
+    for path in map(Path, paths):
+        if path.name == 'run.json':
+            if not path.is_file():
+                raise ValueError(f'{path} does not exist: expected the run.json of a finished run')
+            found.add(path.parent)
+        else:
+            found.update(find_runs(path))
+    return sorted(found)
+
+
+def load_runs(*paths: Path | str) -> Runs:
+    """Read the runs named by paths: run.json files, or roots searched for runs (missing roots are empty)."""
     meta, configs, summaries, tables = [], {}, [], {name: [] for name in TABLES}
-    for path in sorted({p for root in roots for p in find_runs(root)}):
+    for path in run_directories(paths):
         try:
             info = json.loads((path / 'run.json').read_text())
         except json.JSONDecodeError as error:

@@ -382,6 +382,19 @@ def test_a_removed_run_reruns_only_it_and_the_aggregation(parallel, tmp_path):
                                   ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
 
 
+def test_the_aggregation_reads_the_designs_runs_only(parallel, tmp_path):
+    """A run left from a cell outside the design (dropped or renamed) is not aggregated."""
+    work = copy_workdir(parallel, tmp_path / 'work')
+    stale = work / TEST_RESULTS / 'runs' / 'algo~stale' / 'seed~0'
+    shutil.copytree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~0', stale)
+    run = json.loads((stale / 'run.json').read_text())
+    (stale / 'run.json').write_text(json.dumps(dict(run, name='algo~stale')))
+    succeeded(snakemake(work, '--cores', 1, '--forcerun', 'aggregate'))
+    tables = work / TEST_RESULTS / 'tables'
+    assert 'algo~reinforce' in (tables / 'cells.csv').read_text()
+    assert not [p.name for p in tables.glob('*.csv') if 'algo~stale' in p.read_text()]
+
+
 def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
     config = yaml.safe_load(TEST_CONFIG.read_text())
     faster = write_config(tmp_path / 'lr.yaml', algorithms={'reinforce': {'lr': 3e-3}})

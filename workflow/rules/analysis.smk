@@ -1,5 +1,6 @@
 # The aggregation: every run and experiment of the design -> tables, figures, the claims ledger, the
-# results index and the run records that rebuild them all (`python -m analysis aggregate`).
+# results index and the run records that rebuild them all (`python -m analysis aggregate`). It reads
+# exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not read.
 
 
 rule aggregate:
@@ -38,6 +39,5 @@ rule aggregate:
     conda:
         "../../envs/agentrl.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis aggregate --runs {params.out:q}/runs"
-        " --experiments {params.out:q}/experiments --out {params.out:q} --baseline {params.baseline:q}"
-        " > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q} {input.experiments:q}"
+        " --out {params.out:q} --baseline {params.baseline:q} > {log:q} 2>&1"
