@@ -1,10 +1,11 @@
 """Pretraining the base agent: noisy demonstrations and supervised learning on them.
 
 Demonstrations are sure of the action format and unsure of the repair: some submit at once,
-some test first, about half attempt a repair, each attempt the true repair with probability
-`correct`, else a plausible one-token edit of the hinted line drawn kind-first. They play tasks
-outside the 30 evaluation tasks, and the loss is on policy tokens only. RL then amplifies the
-repairs the base agent sometimes makes.
+some test first, about half attempt a repair and nearly all of those retry after a failing test
+(the retries make the long episodes), each attempt the true repair with probability `correct`,
+else a plausible one-token edit of the hinted line drawn kind-first. They play tasks outside the
+30 evaluation tasks, and the loss is on policy tokens only. RL then amplifies the repairs the base
+agent sometimes makes.
 """
 from __future__ import annotations
 
@@ -24,11 +25,11 @@ from .tokenizer import Tokenizer
 @dataclass(frozen=True)
 class DemoPolicy:
     """Probabilities of the demonstrator's choices, by what it last saw."""
-    submit_first: float = 0.37  # at the prompt: submit at once
-    edit_first: float = 0.08  # at the prompt: edit a guessed line without testing
-    edit_after_fail: float = 0.90  # after the first failing test: attempt a repair (else submit)
-    retry_after_fail: float = 0.90  # after a failing test that follows an edit
-    test_after_edit: float = 0.90  # after an edit: test it (else submit)
+    submit_first: float = 0.40  # at the prompt: submit at once
+    edit_first: float = 0.12  # at the prompt: edit a guessed line without testing
+    edit_after_fail: float = 0.85  # after the first failing test: attempt a repair (else submit)
+    retry_after_fail: float = 0.95  # after a failing test that follows an edit
+    test_after_edit: float = 0.95  # after an edit: test it (else submit)
     correct: float = 0.60  # an attempt is the repair (else a uniformly chosen plausible edit)
 
 

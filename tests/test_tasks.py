@@ -4,6 +4,7 @@ import pytest
 
 import agentrl as arl
 from agentrl.lang import ProgramError, parse_line, parse_program, replace_token, run
+from agentrl.calibration import repair_kind, tasks_fixed_by
 from agentrl.tasks import is_valid, passes_all, random_task
 
 
@@ -29,6 +30,20 @@ def test_heldout_differs_from_train_in_names_and_bugs():
     assert not {t.name for t in train} & {t.name for t in heldout}
     assert not {(t.reference, t.bug_line, t.right, t.wrong) for t in train} & \
         {(t.reference, t.bug_line, t.right, t.wrong) for t in heldout}
+
+
+def test_every_training_task_has_a_repair_of_its_own():
+    train = arl.make_tasks('train')
+    assert len({task.fix for task in train}) == 20
+    for task in train:  # played, not compared as text: no fix solves another task
+        assert tasks_fixed_by(task.fix, train) == [task.name]
+
+
+@pytest.mark.parametrize('split', ['train', 'heldout'])
+def test_bugs_sit_in_lines_1_to_3_and_cover_every_kind(split):
+    tasks = arl.make_tasks(split)
+    assert {task.bug_line for task in tasks} == {1, 2, 3}
+    assert {repair_kind(task) for task in tasks} == {'variable', 'operator', 'constant', 'comparison'}
 
 
 @pytest.mark.parametrize('task', arl.make_tasks('all'), ids=lambda t: t.name)
