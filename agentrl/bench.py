@@ -18,11 +18,10 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .base_agent import make_base_agent
-from .calibration import sample_tasks
 from .config import TrainConfig
 from .model import make_critic
 from .packing import Packing, packed_hidden, policy_scores
-from .sampler import collate, sequence_log_probs
+from .sampler import collate, sample_tasks, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
 from .trainer import ppo_prepare, train, trim, warm_critic
@@ -131,7 +130,7 @@ def lever_figures(base, tok, batch: dict, repeats: int) -> None:
           f'{scored * 1e3:.1f} ms (both levers: {full / scored:.2f}x)')
     torch.manual_seed(0)
     critic = make_critic(base)
-    prepare_s = median_seconds(lambda: ppo_prepare(base, critic, batch, TrainConfig()), repeats)
+    prepare_s = median_seconds(lambda: ppo_prepare(base, critic, batch, TrainConfig(), tok.pad_id), repeats)
     print(f'lever, one pass for old log-probs and values: not possible, the policy and the critic have separate '
           f'weights; the two padding-free passes take {prepare_s:.3f} s per 64 episodes')
 

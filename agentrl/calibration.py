@@ -7,16 +7,8 @@ from .env import BugFixEnv
 from .lang import CONSTANTS, VARIABLES, token_kind
 from .losses import entropy_from_logits, masked_mean
 from .model import TinyAgent
-from .sampler import Trajectory, collate, rollout_batch, rollout_stats
+from .sampler import Trajectory, collate, rollout_stats
 from .tasks import Task
-from .tokenizer import Tokenizer
-
-
-def sample_tasks(model: TinyAgent, tasks: list[Task], n_per_task: int, tok: Tokenizer,
-                 generator: torch.Generator) -> list[Trajectory]:
-    """n_per_task episodes of each task, in lockstep, task-major order."""
-    batch_tasks = [task for task in tasks for _ in range(n_per_task)]
-    return rollout_batch(model, [BugFixEnv() for _ in batch_tasks], batch_tasks, tok, generator=generator)
 
 
 @torch.no_grad()

@@ -9,12 +9,13 @@ from pathlib import Path
 import torch
 
 from .base_agent import load_base_agent, make_base_agent, save_base_agent
-from .calibration import episode_statistics, per_task_pass_rates, sample_tasks, task_set_statistics
+from .calibration import episode_statistics, per_task_pass_rates, task_set_statistics
 from .config import TrainConfig
 from .critic_store import load_critic, save_critic
 from .model import count_parameters
 from .experiments import EXPERIMENTS, importance_weights, run_experiment
 from .runio import provenance, write_run
+from .sampler import sample_tasks
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
 from .trainer import train, warm_critic

@@ -14,15 +14,14 @@ import time
 
 import torch
 
-from .calibration import sample_tasks
 from .config import TrainConfig
 from .losses import entropy_from_logits, masked_mean, policy_gradient_step
-from .model import TinyAgent
+from .model import Critic, TinyAgent
 from .ppo import ppo_policy_loss
-from .sampler import collate, rollout_stats, sequence_log_probs
+from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
-from .trainer import ppo_epochs, ppo_prepare, sample_batch, warm_critic
+from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
 # The listing's generator seeds; seed s shifts each of them by s.
 OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, CRITIC_INIT_SEED, EPOCHS_SEED = 0, 1, 9, 0, 0
@@ -197,17 +196,16 @@ def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
     torch.manual_seed(CRITIC_INIT_SEED + seed)  # the critic head's initialization
     config = TrainConfig(seed=seed)
     critic = warm_critic(base, tok, config)
-    return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config)
+    return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config, tok.pad_id)
 
 
-def ppo_update(policy, critic, batch, prepared, tok: Tokenizer, seed: int, epochs: int, minibatches: int,
+def ppo_update(policy: TinyAgent, critic: Critic, prepared: PreparedBatch, seed: int, epochs: int, minibatches: int,
                clip_high: float = TrainConfig.clip_high) -> list[dict]:
-    """Fresh Adam optimizers, then the trainer's PPO epochs over batch -> per-epoch records."""
-    popt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
-    vopt = torch.optim.Adam(critic.parameters(), lr=PPO_LR)
+    """Fresh Adam optimizers, then the trainer's PPO epochs over the prepared batch -> per-epoch records."""
+    learner = Learner(policy, critic, torch.optim.Adam(policy.parameters(), lr=PPO_LR),
+                      torch.optim.Adam(critic.parameters(), lr=PPO_LR))
     config = TrainConfig(epochs=epochs, minibatches=minibatches, seed=seed, clip_high=clip_high)
-    per_epoch, _ = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config,
-                              torch.Generator().manual_seed(EPOCHS_SEED + seed), tok.pad_id)
+    per_epoch, _ = ppo_epochs(learner, prepared, config, torch.Generator().manual_seed(EPOCHS_SEED + seed))
     return per_epoch
 
 
@@ -224,7 +222,7 @@ def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     mask = batch['action_mask']
     policy, critic, prepared = warmed_start(base, tok, seed, batch)
     wide, wide_critic = copy.deepcopy(policy), copy.deepcopy(critic)
-    many = ppo_update(policy, critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
+    many = ppo_update(policy, critic, prepared, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
     out = []
     for e in many:
         out += records('T10', f'epoch={e["epoch"] + 1}', {k: e[k] for k in ('clip_frac', 'approx_kl', 'ratio_max',
@@ -232,14 +230,14 @@ def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     out += records('T10', 'entropy', dict(before=policy_entropy(base, batch), after=policy_entropy(policy, batch)))
     diff = ((old_logp - batch['sample_logp']).abs() * mask).max()
     out += records('T12', 'old_logp', dict(max_abs_diff=diff, policy_tokens=mask.sum()))
-    out += records('T12', 'bug', recomputed_old_logp(base, batch, prepared[2]))
+    out += records('T12', 'bug', recomputed_old_logp(base, batch, prepared.advantages))
     ratio = log_ratio(policy, batch, old_logp).exp()  # [B, T-1] after 16 epochs
-    out += records('T10', 'by_sign', clip_by_sign(ratio, prepared[2], mask, TrainConfig()))
-    ppo_update(wide, wide_critic, batch, prepared, tok, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, CLIP_HIGHER)
+    out += records('T10', 'by_sign', clip_by_sign(ratio, prepared.advantages, mask, TrainConfig()))
+    ppo_update(wide, wide_critic, prepared, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, CLIP_HIGHER)
     out += records('T10', 'entropy_clip_high', dict(after=policy_entropy(wide, batch)))
-    out += records('T10', 'by_sign_clip_high', clip_by_sign(log_ratio(wide, batch, old_logp).exp(), prepared[2], mask,
-                                                            TrainConfig(clip_high=CLIP_HIGHER)))
-    return out + ratio_by_old_prob(ratio, old_logp, prepared[2], mask)
+    out += records('T10', 'by_sign_clip_high', clip_by_sign(log_ratio(wide, batch, old_logp).exp(), prepared.advantages,
+                                                            mask, TrainConfig(clip_high=CLIP_HIGHER)))
+    return out + ratio_by_old_prob(ratio, old_logp, prepared.advantages, mask)
 
 
 def clip_by_sign(ratio, adv, mask, config: TrainConfig) -> dict[str, float]:
@@ -285,11 +283,11 @@ def staleness(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     """T11: one epoch on the old batch in 1 to 16 minibatches, then KL and clip fraction on the whole batch."""
     batch, _ = old_batch(base, tok, seed)
     start, critic, prepared = warmed_start(base, tok, seed, batch)  # the same warmed critic for every split
-    old_logp, adv = prepared[0], prepared[2]
+    old_logp, adv = prepared.old_logp, prepared.advantages
     out = []
     for n in MINIBATCH_COUNTS:
         policy = copy.deepcopy(start)
-        ppo_update(policy, copy.deepcopy(critic), batch, prepared, tok, seed, 1, n)
+        ppo_update(policy, copy.deepcopy(critic), prepared, seed, 1, n)
         with torch.no_grad():
             _, after = ppo_policy_loss(sequence_log_probs(policy, batch['ids']), old_logp, adv, batch['action_mask'])
         out += records('T11', f'minibatches={n}', dict(approx_kl=after['approx_kl'], clip_frac=after['clip_frac']))

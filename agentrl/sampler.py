@@ -116,3 +116,10 @@ def rollout_stats(trajs: list[Trajectory]) -> dict[str, float]:
                 policy_tokens=sum(t.policy_tokens for t in trajs) / n,
                 turns=sum(t.turns for t in trajs) / n,
                 episodes=len(trajs))
+
+
+def sample_tasks(model: TinyAgent, tasks: list[Task], n_per_task: int, tok: Tokenizer,
+                 generator: torch.Generator) -> list[Trajectory]:
+    """n_per_task episodes of each task, in lockstep, task-major order."""
+    batch_tasks = [task for task in tasks for _ in range(n_per_task)]
+    return rollout_batch(model, [BugFixEnv() for _ in batch_tasks], batch_tasks, tok, generator=generator)

@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 import torch
 
 from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
-from .calibration import sample_tasks
 from .config import TrainConfig
 from .env import BugFixEnv
 from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent, make_critic
 from .packing import Packing, critic_scores, policy_scores
 from .ppo import ppo_policy_loss, value_loss
-from .sampler import collate, rollout_batch, rollout_stats
+from .sampler import collate, rollout_batch, rollout_stats, sample_tasks
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
@@ -32,6 +31,34 @@ WARMUP_SAMPLE_SEED, WARMUP_SHUFFLE_SEED, EVAL_SEED = 1, 0, 7
 
 class Diverged(RuntimeError):
     """A loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch frozen under pi_old: ids [B, T]; mask, old_logp, old_values, advantages, returns [B, T-1]
+    (0 off the policy tokens); pad_id, the padding of ids."""
+    ids: torch.Tensor
+    mask: torch.Tensor
+    old_logp: torch.Tensor
+    old_values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    pad_id: int
+
+    def minibatch(self, rows: torch.Tensor) -> 'PreparedBatch':
+        """The episodes of rows [b], trailing columns that are padding in every one of them dropped."""
+        ids, *per_token = trim(self.ids[rows], self.pad_id, self.mask[rows], self.old_logp[rows],
+                               self.old_values[rows], self.advantages[rows], self.returns[rows])
+        return PreparedBatch(ids, *per_token, pad_id=self.pad_id)
+
+
+@dataclass(frozen=True)
+class Learner:
+    """What PPO's updates change: the policy and the critic, each with its optimizer."""
+    policy: TinyAgent
+    critic: Critic
+    policy_opt: torch.optim.Optimizer
+    critic_opt: torch.optim.Optimizer
 
 
 @dataclass
@@ -88,9 +115,8 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
 
 
 @torch.no_grad()
-def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainConfig):
-    """Freeze pi_old: old log-probs, old values, (whitened) GAE advantages, value targets; all [B, T-1],
-    0 off the policy tokens."""
+def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainConfig, pad_id: int) -> PreparedBatch:
+    """Freeze pi_old on a collated batch: old log-probs, old values, (whitened) GAE advantages, value targets."""
     m = batch['action_mask']
     packing = Packing.of(m)
     old_logp, _ = policy_scores(policy, batch['ids'], packing)
@@ -99,7 +125,7 @@ def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainCon
     if config.whiten_advantages:
         on = m > 0
         adv = (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * m
-    return old_logp, old_values, adv, returns
+    return PreparedBatch(batch['ids'], m, old_logp, old_values, adv, returns, pad_id)
 
 
 def _check_finite(value: torch.Tensor, what: str) -> None:
@@ -112,41 +138,40 @@ def clip_range(config: TrainConfig) -> tuple[float, float]:
     return (math.inf, math.inf) if config.kl_penalty is not None else (config.clip_low, config.clip_high)
 
 
-def ppo_epochs(policy, critic, popt, vopt, batch, prepared, config: TrainConfig, gen, pad_id: int,
-               beta: float = 0.0, iteration: int = 0):
+def ppo_epochs(learner: Learner, prepared: PreparedBatch, config: TrainConfig, gen: torch.Generator,
+               beta: float = 0.0, iteration: int = 0) -> tuple[list[dict], list[dict]]:
     """Clipped policy and value updates over shuffled minibatches -> (per-epoch records, per-minibatch records)."""
-    old_logp, old_values, adv, returns = prepared
-    ids, m = batch['ids'], batch['action_mask']
+    policy, critic = learner.policy, learner.critic
     per_epoch, per_minibatch = [], []
     for epoch in range(config.epochs):
         logs, stop = [], False
-        for index, rows in enumerate(torch.randperm(len(ids), generator=gen).chunk(config.minibatches)):
-            mb_ids, mb_old, mb_adv, mb_mask, mb_values, mb_returns = trim(
-                ids[rows], pad_id, old_logp[rows], adv[rows], m[rows], old_values[rows], returns[rows])
-            packing = Packing.of(mb_mask)
-            logp, logits = policy_scores(policy, mb_ids, packing)  # logits [P, V] at the policy tokens
-            loss, stats = ppo_policy_loss(logp, mb_old, mb_adv, mb_mask, *clip_range(config), config.loss_mode,
-                                          config.dual_clip, config.norm_const)
+        for index, rows in enumerate(torch.randperm(len(prepared.ids), generator=gen).chunk(config.minibatches)):
+            mb = prepared.minibatch(rows)
+            packing = Packing.of(mb.mask)
+            logp, logits = policy_scores(policy, mb.ids, packing)  # logits [P, V] at the policy tokens
+            loss, stats = ppo_policy_loss(logp, mb.old_logp, mb.advantages, mb.mask, *clip_range(config),
+                                          config.loss_mode, config.dual_clip, config.norm_const)
             if config.target_kl is not None and config.early_stop == 'minibatch' and stats['approx_kl'] > config.target_kl:
                 stop = True  # this minibatch is already past the target: no step on it
                 break
             if beta:
-                log_ratio = logp - mb_old
-                loss = loss + beta * aggregate_loss(log_ratio.exp() - 1 - log_ratio, mb_mask, config.loss_mode,
+                log_ratio = logp - mb.old_logp
+                loss = loss + beta * aggregate_loss(log_ratio.exp() - 1 - log_ratio, mb.mask, config.loss_mode,
                                                     config.norm_const)
             _check_finite(loss, f'policy loss at iteration {iteration}, epoch {epoch}')
-            popt.zero_grad()
+            learner.policy_opt.zero_grad()
             loss.backward()
             max_norm = math.inf if config.max_grad_norm is None else config.max_grad_norm
             grad_norm = torch.nn.utils.clip_grad_norm_(policy.parameters(), max_norm)
-            popt.step()
-            vloss = value_loss(critic_scores(critic, mb_ids, packing), mb_values, mb_returns, mb_mask, config.value_clip)
+            learner.policy_opt.step()
+            vloss = value_loss(critic_scores(critic, mb.ids, packing), mb.old_values, mb.returns, mb.mask,
+                               config.value_clip)
             _check_finite(vloss, f'value loss at iteration {iteration}, epoch {epoch}')
-            vopt.zero_grad()
+            learner.critic_opt.zero_grad()
             vloss.backward()
-            vopt.step()
+            learner.critic_opt.step()
             stats = dict(stats, policy_loss=loss.item(), value_loss=vloss.item(), grad_norm=grad_norm.item(),
-                         entropy=masked_mean(packing.scatter(entropy_from_logits(logits.detach())), mb_mask).item())
+                         entropy=masked_mean(packing.scatter(entropy_from_logits(logits.detach())), mb.mask).item())
             logs.append(stats)
             per_minibatch.append(dict(iteration=iteration, epoch=epoch, minibatch=index, **stats))
         if logs:
@@ -204,18 +229,16 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None, critic
 def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log, critic: Critic | None) -> None:
     critic = warm_critic(base, tok, config) if critic is None else critic
     gen = torch.Generator().manual_seed(config.seed)
-    popt = adam(policy.parameters(), config.lr)
-    vopt = adam(critic.parameters(), config.critic_lr)
+    learner = Learner(policy, critic, adam(policy.parameters(), config.lr), adam(critic.parameters(), config.critic_lr))
     beta = config.kl_penalty or 0.0
     for it in range(config.iterations):
         tick = time.perf_counter()
         batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
         sampled = time.perf_counter()
-        prepared = ppo_prepare(policy, critic, batch, config)
+        prepared = ppo_prepare(policy, critic, batch, config, tok.pad_id)
         varied = batch['rewards'].std() > 0
-        ev = explained_variance(prepared[1], mc_returns(batch), batch['action_mask']) if varied else float('nan')
-        per_epoch, per_minibatch = ppo_epochs(policy, critic, popt, vopt, batch, prepared, config, gen,
-                                              tok.pad_id, beta, it)
+        ev = explained_variance(prepared.old_values, mc_returns(batch), prepared.mask) if varied else float('nan')
+        per_epoch, per_minibatch = ppo_epochs(learner, prepared, config, gen, beta, it)
         last = per_epoch[-1] if per_epoch else {}
         record = iteration_record(it, config, batch, tick, sampled, ev=ev, epochs_used=len(per_epoch),
                                   gradient_steps=len(per_minibatch), approx_kl=last.get('approx_kl', math.nan),

@@ -3,7 +3,8 @@ import pytest
 import torch
 
 import agentrl as arl
-from agentrl.calibration import episode_statistics, per_task_pass_rates, sample_tasks
+from agentrl.calibration import episode_statistics, per_task_pass_rates
+from agentrl.sampler import sample_tasks
 from agentrl.experiments import importance_weights
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
