@@ -26,7 +26,8 @@ from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_bat
 # The listing's generator seeds; seed s shifts each of them by s.
 OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, CRITIC_INIT_SEED, EPOCHS_SEED = 0, 1, 9, 0, 0
 EPISODES_PER_TASK = 16  # 20 train tasks -> the 320-episode old batch
-REINFORCE_LR, REINFORCE_EPISODES, PPO_LR = 2e-3, 64, 1e-3
+REINFORCE_LR, REINFORCE_EPISODES = 2e-3, 64  # Chapter 6's REINFORCE, as the listing runs it
+PPO_LR = TrainConfig.lr  # the trainer's default, the chapter's
 UPDATES = (0, 1, 3, 10, 30)  # T1: REINFORCE updates between pi_old and pi_theta
 SURROGATE_UPDATES = (1, 3, 10)  # T3
 LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode
