@@ -19,7 +19,7 @@ from .text import number
 from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, decide
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
-GROUPS = ('chapter', 'literature', 'check')
+GROUPS = ('chapter', 'calibration', 'literature', 'check')
 COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
            'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'rationale', 'p', 'q', 'p_against',
            'q_against', 'n_80', 'power_note', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
@@ -65,9 +65,12 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
 
 
 def group(claim: dict) -> str:
-    """'check' (deterministic), 'literature' (a claim the chapter cites from elsewhere) or 'chapter'."""
+    """'check' (deterministic), 'calibration' (a figure the substrate was tuned to: not evidence), 'literature'
+    (a claim the chapter cites from elsewhere) or 'chapter'."""
     if claim['kind'] == 'check':
         return 'check'
+    if claim.get('calibration'):
+        return 'calibration'
     return 'literature' if str(claim['source']).startswith('literature') else 'chapter'
 
 
@@ -179,6 +182,8 @@ def summary(frame: pd.DataFrame) -> str:
     fragile = int(parts['chapter']['fragile'].str.startswith('fragile').sum())
     return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])} ({fragile} of the verdicts "
             'fragile: they change with the band halved or doubled, or with the transform switched). '
+            f"{len(parts['calibration'])} calibration targets (figures the substrate was tuned to, not evidence): "
+            f"{counts(parts['calibration'])}. "
             f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
             f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
 
@@ -194,7 +199,8 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     low, high = frame.attrs.get('thresholds', (math.nan, math.nan))
     lines = ['# Claims ledger', '', summary(frame), '', rules,
              f"This ledger's BH cut-offs: p <= {number(low)} for a claim, p <= {number(high)} against it.", '']
-    for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature')):
+    for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
+                        ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration')):
         lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
     lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
               'pass when every seed gives the printed value within its rounding.', '',

@@ -465,7 +465,7 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     assert first['figures/fig8_1.svg'].startswith(b'<?xml') and first['figures/fig8_1.png'][:4] == b'\x89PNG'
     readme = first['README.md'].decode()
     assert '## Claims' in readme and '| pass_train | baseline | 5 |' in readme and '(tables/T7.md)' in readme
-    assert first['claims.md'].decode().count('\n| ') == len(load_claims()['claims']) + 3  # three tables' headers
+    assert first['claims.md'].decode().count('\n| ') == len(load_claims()['claims']) + 4  # four tables' headers
     cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
     assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
                                    'method', 'status', 'diverged']
@@ -514,3 +514,15 @@ def test_inputs_of_one_group_without_common_seeds_are_inconclusive(tmp_path, ctx
                           dict(table='T6', row='unclipped', metric='approx_kl')], paired=True)
     out = run(spec, Context.build(load_runs(tmp_path)))
     assert out['verdict'] == 'inconclusive' and out['n'] == 0 and out['note'] == 'n=0 < 3 seeds'
+
+
+def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
+    """The figures the substrate was tuned to (issue 11's targets) get verdicts but are not counted as claims."""
+    from analysis.claims import group, summary
+    claims = load_claims()['claims']
+    tuned = sorted(c['id'] for c in claims if group(c) == 'calibration')
+    assert tuned == ['base-pass-rate-fresh', 'base-pass-rate-old-batch', 'ess-one-update', 'most-episodes-short',
+                     'policy-tokens-per-batch']
+    frame = ledger(ctx)
+    assert set(frame[frame['group'] == 'calibration']['id']) == set(tuned)
+    assert f'{len(tuned)} calibration targets' in summary(frame)
