@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from .chapter import Context, chapter_tables
 from .claims import claim_inputs, ledger, markdown as claims_markdown, summary as claims_summary
@@ -106,8 +107,22 @@ def write_tables(result: Analysis, out: Path) -> list[Path]:
     return paths
 
 
+FINDINGS_FILE = Path(__file__).with_name('findings.yaml')
+
+
+def findings(claims: pd.DataFrame) -> list[str]:
+    """One line per claim of findings.yaml: the chapter's claim, then our verdict and numbers from the ledger."""
+    rows = claims.set_index('id')
+    lines = []
+    for entry in yaml.safe_load(FINDINGS_FILE.read_text())['findings']:
+        row = rows.loc[entry['claim']]
+        lines.append(f"- **{entry['title']}.** The chapter: {row['claim']} Ours, over {row['n']} seeds: "
+                     f"**{row['verdict']}** ({row['numbers']}).")
+    return lines
+
+
 def readme(result: Analysis, figures: list[str]) -> str:
-    """results/README.md: what was read, the verdicts, the main tables inline, links to everything else."""
+    """results/README.md: the verdict counts, five findings and the figures first; the long tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
     chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
                          inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
@@ -124,6 +139,8 @@ def readme(result: Analysis, figures: list[str]) -> str:
         f'Baseline cell: `{result.ctx.baseline}`.', '',
         '## Claims', '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
+        '## Five findings', '', *findings(result.claims), '',
+        '## Figures', '', ', '.join(f'[{name}](figures/{name}.svg)' for name in figures) + ' (shown at the end).', '',
         '## Runs', '', to_markdown(result.runs),
         '## Trainer cells', '', to_markdown(main), 'All metrics: [tables/cells.md](tables/cells.md); per epoch: '
         '[tables/epochs.md](tables/epochs.md).', '',
@@ -132,7 +149,7 @@ def readme(result: Analysis, figures: list[str]) -> str:
         "## The chapter's tables", '', to_markdown(pd.DataFrame(chapter_rows)),
         'All figures in one table: [tables/chapter.md](tables/chapter.md); experiment records: '
         '[tables/experiments.md](tables/experiments.md).', '',
-        '## Figures', '', *[f'![{name}](figures/{name}.svg)\n' for name in figures]]
+        '## The figures', '', *[f'![{name}](figures/{name}.svg)\n' for name in figures]]
     return '\n'.join(parts)
 
 

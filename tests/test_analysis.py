@@ -526,3 +526,14 @@ def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
     frame = ledger(ctx)
     assert set(frame[frame['group'] == 'calibration']['id']) == set(tuned)
     assert f'{len(tuned)} calibration targets' in summary(frame)
+
+
+def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(tree, tmp_path):
+    aggregate(load_runs(tree / 'runs', tree / 'experiments'), tmp_path)
+    index = (tmp_path / 'README.md').read_text()
+    sections = [line for line in index.splitlines() if line.startswith('## ')]
+    assert sections[:3] == ['## Claims', '## Five findings', '## Figures'], sections
+    opening = index.split('## Five findings')[1].split('## Figures')[0]
+    findings = [line for line in opening.splitlines() if line.startswith('- **')]
+    assert len(findings) == 5 and all('Ours, over ' in line for line in findings)
+    assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
