@@ -46,7 +46,7 @@ PROFILE = REPO / 'workflow' / 'profiles' / 'slurm'
 LOCALHOST_PROFILE = PROFILE / 'localhost'
 TEST_RESULTS = Path(yaml.safe_load((REPO / 'config' / 'test.yaml').read_text())['results_dir'])
 SLURM_DIR = Path(os.environ.get('AGENTRL_SLURM_DIR', '/tmp/agentrl-slurm'))
-SLURM_RULES = {'base_agent', 'train', 'experiment', 'aggregate'}  # the rest are local rules
+SLURM_RULES = {'base_agent', 'warm_critic', 'train', 'experiment', 'aggregate'}  # the rest are local rules
 INSTALL = 'apt-get install -y slurm-wlm munge'
 
 
@@ -183,6 +183,9 @@ def expected_jobs(local: Path) -> dict[str, tuple[str, Path]]:
             name, seed = run.parent.parent.name, run.parent.name
             jobs[f'rule_{rule}_wildcards_{name}_{seed.removeprefix("seed~")}'] = (
                 rule, TEST_RESULTS / 'logs' / kind / name / f'{seed}.log')
+    for critic in sorted((results / 'critics').glob('seed~*.pt')):
+        jobs[f'rule_warm_critic_wildcards_{critic.stem.removeprefix("seed~")}'] = (
+            'warm_critic', TEST_RESULTS / 'logs' / 'critics' / f'{critic.stem}.log')
     return jobs
 
 
@@ -205,7 +208,8 @@ def test_every_job_ran_as_a_slurm_job(runs):
         written = (slurm / log).stat().st_mtime
         assert start - 1 <= written <= end + 1, (job, log, written)  # squeue's times are to the second
     # the local rules ran on the submitting host, not as SLURM jobs
-    assert re.findall(r'^localrule (\w+):$', out, flags=re.M).count('cell_config') == 3
+    local_rules = re.findall(r'^localrule (\w+):$', out, flags=re.M)
+    assert (local_rules.count('cell_config'), local_rules.count('critic_config')) == (3, 1)
 
 
 def test_slurm_results_equal_a_local_runs_number_for_number(runs):

@@ -25,8 +25,9 @@ rule warm_critic:
     benchmark:
         f"{RESULTS}/benchmarks/critics/seed~{{seed}}.tsv"
     threads: 1
+    # runtime in minutes: the chapter's warm-up takes about 5 s on one thread
     resources:
-        runtime=5,  # minutes; the chapter's warm-up takes about 5 s on one thread
+        runtime=5,
         mem_mb=1500,
     conda:
         "../../envs/agentrl.yaml"
