@@ -1,6 +1,6 @@
 """Figures a reader can read: one learning-curve panel per axis, registry names, legends clear of the data."""
 import pytest
-from test_analysis import CELLS, SEEDS, experiment_runs, train_run
+from test_analysis import tree  # noqa: F401 (the synthetic run directories, a fixture)
 
 from analysis.chapter import Context
 from analysis.compare import compare
@@ -9,14 +9,8 @@ from analysis.load import load_runs
 
 
 @pytest.fixture(scope='module')
-def ctx_runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp('results')
-    for cell, overrides in CELLS.items():
-        for seed in SEEDS:
-            train_run(root / 'runs', cell, seed, overrides)
-    for seed in SEEDS:
-        experiment_runs(root / 'experiments', seed)
-    runs = load_runs(root / 'runs', root / 'experiments')
+def ctx_runs(tree):  # noqa: F811
+    runs = load_runs(tree / 'runs', tree / 'experiments')
     return Context.build(runs), runs
 
 
