@@ -140,7 +140,6 @@ def chapter_run(base, tok, peak: float) -> None:
     does: seconds by phase, the run's cost (seconds x matmul peak GFLOP/s) and peak memory."""
     config = TrainConfig()
     start = time.perf_counter()
-    torch.manual_seed(config.seed)  # the critic head's initialization, as in train()
     critic = warm_critic(base, tok, config)
     warm_s = time.perf_counter() - start
     start = time.perf_counter()

@@ -101,7 +101,6 @@ def warm_critic_file(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     config = load_config(args.config, args.seed)
     tok, base = base_agent(args)
-    torch.manual_seed(config.seed)  # the critic head's initialization, as in train()
     save_critic(warm_critic(base, tok, config), base, config, args.out)
     print(f'critic warmed for seed {config.seed} saved to {args.out}')
 

@@ -24,7 +24,7 @@ from .tokenizer import Tokenizer
 from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
 # The listing's generator seeds; seed s shifts each of them by s.
-OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, CRITIC_INIT_SEED, EPOCHS_SEED = 0, 1, 9, 0, 0
+OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, EPOCHS_SEED = 0, 1, 9, 0
 EPISODES_PER_TASK = 16  # 20 train tasks -> the 320-episode old batch
 REINFORCE_LR, REINFORCE_EPISODES = 2e-3, 64  # Chapter 6's REINFORCE, as the listing runs it
 PPO_LR = TrainConfig.lr  # the trainer's default, the chapter's
@@ -194,7 +194,6 @@ def trust_region(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
 
 def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
     """A policy copy, the warmed critic (block 18's seeds) and pi_old frozen on batch (lambda 1)."""
-    torch.manual_seed(CRITIC_INIT_SEED + seed)  # the critic head's initialization
     config = TrainConfig(seed=seed)
     critic = warm_critic(base, tok, config)
     return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config, tok.pad_id)

@@ -26,7 +26,7 @@ from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
 # Seed offsets of the chapter's generators; seed s shifts all of them by s.
-WARMUP_SAMPLE_SEED, WARMUP_SHUFFLE_SEED, EVAL_SEED = 1, 0, 7
+CRITIC_INIT_SEED, WARMUP_SAMPLE_SEED, WARMUP_SHUFFLE_SEED, EVAL_SEED = 0, 1, 0, 7
 
 
 class Diverged(RuntimeError):
@@ -98,8 +98,11 @@ def trim(ids: torch.Tensor, pad_id: int, *per_token: torch.Tensor) -> tuple[torc
 
 
 def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Critic:
-    """A critic copied from the policy and regressed on Monte Carlo returns of its episodes."""
-    critic = make_critic(policy)
+    """A critic copied from the policy and regressed on Monte Carlo returns of its episodes; its head is drawn
+    from torch's global generator seeded CRITIC_INIT_SEED + seed (the generator's state is restored after)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(CRITIC_INIT_SEED + config.seed)
+        critic = make_critic(policy)
     data = collate(sample_tasks(policy, make_tasks('train'), config.critic_warmup_episodes_per_task, tok,
                                 torch.Generator().manual_seed(WARMUP_SAMPLE_SEED + config.seed)), tok.pad_id)
     opt = adam(critic.parameters(), config.critic_lr)
@@ -204,7 +207,6 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None, critic
         raise ValueError(f'algorithm={config.algorithm!r} uses no critic; give a warmed critic to PPO runs only')
     start = time.perf_counter()
     result = RunResult(config)
-    torch.manual_seed(config.seed)  # the critic head's initialization
     policy = copy.deepcopy(base)
     try:
         if config.algorithm == 'ppo':
