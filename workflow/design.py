@@ -15,7 +15,6 @@ import contextlib
 import functools
 import itertools
 import json
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -191,15 +190,6 @@ def baseline_name(config: dict) -> str:
 def cell_json(values: dict) -> str:
     """A cell's config file: one JSON object of TrainConfig fields, keys sorted (what `agentrl train --config` reads)."""
     return json.dumps(values, sort_keys=True) + '\n'
-
-
-def write_atomically(path: Path | str, text: str) -> None:
-    """Write text to path through a temporary sibling and a rename: a killed job leaves no partial file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.tmp-{os.getpid()}')
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def load_design(path: Path | str) -> dict:

@@ -12,7 +12,8 @@ import shlex
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from workflow.design import DesignError, baseline_name, cell_json, expand_design, write_atomically
+from analysis.files import write_text  # atomic: a temporary sibling, then a rename
+from workflow.design import DesignError, baseline_name, cell_json, expand_design
 
 
 # --- the design a job sees is the one its parent planned ---------------------------------------

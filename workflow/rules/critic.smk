@@ -11,7 +11,7 @@ rule critic_config:
         f"{RESULTS}/logs/critics/config.log",  # empty: the job writes one small file, in-process
     localrule: True
     run:
-        write_atomically(output[0], params.text)
+        write_text(output[0], params.text)
 
 
 rule warm_critic:

@@ -12,7 +12,7 @@ rule cell_config:
         f"{RESULTS}/logs/configs/{{cell}}.log",  # empty: the job writes one small file, in-process
     localrule: True
     run:
-        write_atomically(output[0], params.text)  # by hand: python -m workflow.design cell NAME --configfile F
+        write_text(output[0], params.text)  # by hand: python -m workflow.design cell NAME --configfile F
 
 
 rule train:
