@@ -28,6 +28,7 @@ include: "workflow/rules/base.smk"
 include: "workflow/rules/critic.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/chapter.smk"
+include: "workflow/rules/stages.smk"
 include: "workflow/rules/analysis.smk"
 
 
@@ -36,8 +37,7 @@ include: "workflow/rules/analysis.smk"
 # consumers are up to date), and so is the aggregation after it.
 rule all:
     input:
-        rules.all_runs.input,
-        rules.all_experiments.input,
+        final_runs,
         rules.aggregate.output,
     default_target: True
     localrule: True

@@ -1,18 +1,24 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims}
-(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR."""
+"""Command line: python -m analysis {aggregate,tables,figures,claims,stage}
+(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--looks N... --max-seeds N].
+`stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
+from .chapter import Context
+from .files import write_text
 from .load import load_runs
 from .records import load_options, load_records
 from .report import aggregate
+from .sequential import Design, next_stage
 from .stats import METHODS
 
-DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None)  # the aggregation's options
+DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, looks=None,
+                max_seeds=None)  # the aggregation's options
 PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
-         'claims': ('claims',)}
+         'claims': ('claims',), 'stage': ()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--seed', type=int, default=None, help='seed of the bootstrap resamples (default: 0)')
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
+    parser.add_argument('--looks', type=int, nargs='+', default=None, metavar='N',
+                        help="a sequential design's looks so far: the seeds of each (default: one look, all seeds)")
+    parser.add_argument('--max-seeds', type=int, default=None, help="the sequential design's last look (seeds)")
+    parser.add_argument('--step', type=int, default=None, help='stage: the seeds the next stage adds')
     args = parser.parse_args(argv)
+    if (args.looks is None) != (args.max_seeds is None) or args.command == 'stage' and (
+            args.looks is None or args.step is None):
+        parser.error('--looks and --max-seeds go together; stage needs both and --step')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     if 'records' in sources and len(sources) > 1 or 'run_files' in sources and {'runs', 'experiments'} & set(sources):
         parser.error(f'give --records, or --run-files, or --runs/--experiments; not {" and ".join(sources)}')
@@ -48,6 +61,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     # each option as given, else as the records were aggregated with, else its default
     options = {k: stored.get(k, v) if getattr(args, k) is None else getattr(args, k) for k, v in DEFAULTS.items()}
+    if args.command == 'stage':
+        try:
+            plan = next_stage(Context.build(runs, options['baseline']), Design(args.looks, args.max_seeds), args.step,
+                              alpha=options['alpha'])
+        except ValueError as error:
+            parser.error(str(error))
+        write_text(args.out, json.dumps(plan, indent=2) + '\n')
+        print(f"stage {plan['stage']} ({plan['seeds']} seeds): {len(plan['decided'])} claims decided, "
+              f"{len(plan['undecided'])} open; next: {plan['next'] or 'none, the design is done'}")
+        return 0
     paths = aggregate(runs, args.out, PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0

@@ -6,7 +6,6 @@ p <= the ledger's BH cut-off. Deterministic checks (kind 'check') are listed apa
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -126,12 +125,14 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
 
 
-def claim_inputs(ctx: Context, claims: dict | None = None) -> pd.DataFrame:
-    """The per-seed values each claim was decided on: id, input (its index in the claim's inputs), seed, value."""
+def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int] | None = None) -> pd.DataFrame:
+    """The per-seed values each claim was decided on: id, input (its index in the claim's inputs), seed, value;
+    seeds: claim id -> the first seeds of each input its look read (a sequential ledger's `n`; absent: all)."""
     claims = claims or load_claims(chapter=ctx.chapter)
+    seeds = seeds or {}
     rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
             for c in claims['claims'] for i, f in enumerate(samples(c, ctx)) if not f.note
-            for seed, value in f.values.items()]
+            for seed, value in f.values.iloc[:seeds.get(c['id'])].items()]
     return pd.DataFrame(rows, columns=INPUT_COLUMNS)
 
 
@@ -165,8 +166,8 @@ or logit against raw); a verdict that changes under any of them is marked fragil
 inside our 95% prediction interval for one new seed is shown as `chapter_in_pi`, a description, not a verdict.
 """
 
-VIEW = ['id', 'verdict', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'diverged', 'p', 'q',
-        'q_against', 'n_80', 'chapter_in_pi', 'source', 'note']
+VIEW = ['id', 'verdict', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged', 'p',
+        'q', 'q_against', 'n_80', 'chapter_in_pi', 'source', 'note']
 CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
 
 
@@ -188,6 +189,29 @@ def summary(frame: pd.DataFrame) -> str:
             f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
 
 
+LOOKS = """\
+**Seeds in stages.** The claims are looked at after each stage of seeds, and a claim stops at the first look that
+decides it (column `decided`: the stage and its seeds, or undecided at the design's last look). Each look has its
+own p cut-off, from {spending} error spending over the looks at {fractions} of the {max_seeds} seeds a design can
+reach: a claim's chance of a false verdict over all its looks stays at {alpha}. Within a look, the claims still
+open are corrected together by Benjamini-Hochberg at that look's cut-off. A fixed design is one look at all seeds.
+"""
+
+
+def looks_section(frame: pd.DataFrame) -> list[str]:
+    """The sequential design's paragraph and one row per look: seeds, cut-offs, claims looked at and decided."""
+    looks = frame.attrs.get('looks', [])
+    if not looks:
+        return []
+    from .report import to_markdown
+    fractions = ', '.join(f"{look['seeds']}/{frame.attrs['max_seeds']}" for look in looks)
+    text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
+                        alpha=number(frame.attrs['alpha']))
+    return [text, to_markdown(pd.DataFrame(looks).rename(columns={
+        'level': 'p cut-off of the look', 'cutoff': 'BH cut-off for', 'cutoff_against': 'BH cut-off against',
+        'looked_at': 'claims looked at', 'decided': 'decided'})), '']
+
+
 def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     """results/claims.md: the rules, the counts, the claims (chapter, literature) and the deterministic checks."""
     claims = claims or load_claims()
@@ -196,9 +220,7 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
                          factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
-    low, high = frame.attrs.get('thresholds', (math.nan, math.nan))
-    lines = ['# Claims ledger', '', summary(frame), '', rules,
-             f"This ledger's BH cut-offs: p <= {number(low)} for a claim, p <= {number(high)} against it.", '']
+    lines = ['# Claims ledger', '', summary(frame), '', rules, *looks_section(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration')):
         lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]

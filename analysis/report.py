@@ -12,13 +12,14 @@ import pandas as pd
 import yaml
 
 from .chapter import Context, chapter_tables
-from .claims import claim_inputs, ledger, markdown as claims_markdown, summary as claims_summary
+from .claims import claim_inputs, markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from .files import write_text
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records
+from .sequential import Design, sequential_ledger
 from .stats import summarize
 from .text import number
 
@@ -69,8 +70,9 @@ class Analysis:
 
 
 def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int = 0, alpha: float | None = None,
-            min_seeds: int | None = None) -> Analysis:
-    """Summaries, comparisons, chapter tables and the ledger for the runs read."""
+            min_seeds: int | None = None, looks: list[int] | None = None, max_seeds: int | None = None) -> Analysis:
+    """Summaries, comparisons, chapter tables and the ledger for the runs read; looks and max_seeds: a sequential
+    design's looks done (seeds at each) and its last (None: a fixed design, one look at all seeds)."""
     ctx = Context.build(runs, baseline)
     values = ctx.values
     train = values[values['table'] == TRAIN]
@@ -89,7 +91,8 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
                  .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
     return Analysis(ctx, inventory, cells, epochs, experiments, compare(values, ctx.configs, ctx.baseline),
-                    chapter_tables(ctx, method, seed), ledger(ctx, alpha=alpha, min_seeds=min_seeds))
+                    chapter_tables(ctx, method, seed),
+                    sequential_ledger(ctx, Design(looks, max_seeds) if looks else None, alpha=alpha, min_seeds=min_seeds))
 
 
 def write_tables(result: Analysis, out: Path) -> list[Path]:
@@ -178,7 +181,9 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
     if 'claims' in parts:
         paths.append(write_text(out / 'claims.md', claims_markdown(result.claims)))
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
-        paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx))))
+        looks = result.claims.attrs['looks']
+        seeds = {row.id: looks[row.stage - 1]['seeds'] for row in result.claims.itertuples() if row.group != 'check'}
+        paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx, seeds=seeds))))
     if 'records' in parts:
         paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:

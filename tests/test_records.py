@@ -69,7 +69,8 @@ def test_records_hold_the_runs_exactly(design):
 def test_records_store_the_aggregations_options(design):
     options = load_options(design / 'records')
     assert options['baseline'].startswith('algo~ppo_lam~1_epochs~2_mb~2') and options['method'] == 't'
-    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds'}
+    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'looks', 'max_seeds'}
+    assert (options['looks'], options['max_seeds']) == ([2, 3], 3)  # the test design's two stages
 
 
 def test_records_bytes_depend_only_on_the_runs(design, tmp_path):
@@ -87,12 +88,16 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
     ctx = Context.build(load_records(design / 'records'), load_options(design / 'records')['baseline'])
     claims = {c['id']: c for c in load_claims(chapter=ctx.chapter)['claims']}
     assert set(table['id']) <= set(claims)
+    ledger, looks = pd.read_csv(design / 'tables' / 'claims.csv').set_index('id'), load_options(design / 'records')['looks']
+    seeds = {i: None if row.group == 'check' else looks[row.stage - 1] for i, row in ledger.iterrows()}  # its look's
+    assert {seeds[i] for i in ledger.index[ledger['verdict'] != 'untested']} == {3, None}  # a verdict needs 3 seeds
     for (claim_id, index), rows in table.groupby(['id', 'input']):
-        expected = samples(claims[claim_id], ctx)[index].values
+        expected = samples(claims[claim_id], ctx)[index].values.iloc[:seeds[claim_id]]
         assert rows.set_index('seed')['value'].to_dict() == expected.to_dict(), (claim_id, index)
     decided = 0  # one call recomputes a verdict from the CSV: the same row as from the runs
     for claim in claims.values():
-        found = [f.values if not f.note else pd.Series(dtype=float) for f in samples(claim, ctx)]
+        found = [f.values.iloc[:seeds[claim['id']]] if not f.note else pd.Series(dtype=float)
+                 for f in samples(claim, ctx)]
         read = claim_samples(table, claim)
         assert [s.to_dict() for s in read] == [s.to_dict() for s in found], claim['id']
         if all(len(s) for s in read):

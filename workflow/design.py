@@ -185,6 +185,48 @@ def baseline_name(config: dict) -> str:
     return make_cell(config['baseline'], config).name
 
 
+# --- seeds: a fixed list, or stages of a sequential design ---------------------------------------
+
+@dataclass(frozen=True)
+class SeedPlan:
+    """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Sequential
+    ({initial, step, max}): stage k gives the cells and experiments that feed a claim still undecided the seeds
+    0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max)."""
+    seeds: tuple[int, ...]  # every seed a cell or experiment can get, in order
+    looks: tuple[int, ...]  # seeds per source at each stage's look
+    step: int  # 0 for a fixed design
+
+    @property
+    def sequential(self) -> bool:
+        return self.step > 0
+
+    @property
+    def max_seeds(self) -> int:
+        return self.looks[-1]
+
+    def seeds_at(self, stage: int) -> list[int]:
+        """The seeds a source that reaches stage `stage` (from 1) has."""
+        if not 1 <= stage <= len(self.looks):
+            raise DesignError(f'stage {stage} is not a stage of this design: it has stages 1 to {len(self.looks)}')
+        return list(self.seeds[:self.looks[stage - 1]])
+
+    def most_jobs(self, sources: int) -> int:
+        """The most run jobs the design can take with this many cells and experiments (every source to max)."""
+        return sources * self.max_seeds
+
+
+def seed_plan(config: dict) -> SeedPlan:
+    """The design's SeedPlan from its `seeds` (validated by the schema); max below initial is an error."""
+    seeds = config['seeds']
+    if isinstance(seeds, list):
+        return SeedPlan(tuple(seeds), (len(seeds),), 0)
+    initial, step, most = seeds['initial'], seeds['step'], seeds['max']
+    if most < initial:
+        raise DesignError(f'seeds: max={most} is less than initial={initial}')
+    looks = tuple(range(initial, most, step)) + (most,)
+    return SeedPlan(tuple(range(most)), looks, step)
+
+
 # --- files and the command line ---------------------------------------------------------------
 
 def cell_json(values: dict) -> str:
@@ -202,16 +244,23 @@ def load_design(path: Path | str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m workflow.design cells | cell NAME [--configfile F]`: the design's cells, or one cell's config file."""
+    """`python -m workflow.design cells | cell NAME | stages [--configfile F]`: the design's cells, one cell's config
+    file, or its stages (seeds at each look, the most stages and run jobs)."""
     import argparse
     parser = argparse.ArgumentParser(prog='python -m workflow.design', description=main.__doc__)
-    parser.add_argument('what', choices=['cells', 'cell'])
+    parser.add_argument('what', choices=['cells', 'cell', 'stages'])
     parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     args = parser.parse_args(argv)
-    cells = expand_design(load_design(args.configfile))
+    design = load_design(args.configfile)
+    cells = expand_design(design)
     if args.what == 'cells':
         print('\n'.join(cells))
+    elif args.what == 'stages':
+        plan, sources = seed_plan(design), len(cells) + len(design['experiments'])
+        print(f'{"sequential" if plan.sequential else "fixed"} design: seeds per cell or experiment at each '
+              f'stage\'s look {list(plan.looks)}; at most {len(plan.looks)} stages and '
+              f'{plan.most_jobs(sources)} run jobs ({sources} cells and experiments x {plan.max_seeds} seeds)')
     elif args.name not in cells:
         parser.error(f'cell {args.name!r} is not in {args.configfile}; its cells are: {", ".join(cells)}')
     else:

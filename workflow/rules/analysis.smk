@@ -1,12 +1,12 @@
 # The aggregation: every run and experiment of the design -> tables, figures, the claims ledger, the
 # results index and the run records that rebuild them all (`python -m analysis aggregate`). It reads
-# exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not read.
+# exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not read. In a
+# sequential design it comes after the last stage (rules/stages.smk) and replays the design's looks.
 
 
 rule aggregate:
     input:
-        runs=run_json(f"{RESULTS}/runs", CELLS),
-        experiments=run_json(f"{RESULTS}/experiments", EXPERIMENTS),
+        runs=final_runs,
     output:
         claims=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         index=report(f"{RESULTS}/README.md", caption="../report/index.rst", category="Claims"),
@@ -28,6 +28,7 @@ rule aggregate:
     params:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
         baseline=BASELINE,
+        looks=final_looks,
     log:
         f"{RESULTS}/logs/aggregate.log",
     benchmark:
@@ -39,5 +40,5 @@ rule aggregate:
     conda:
         "../../envs/agentrl.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q} {input.experiments:q}"
-        " --out {params.out:q} --baseline {params.baseline:q} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q}"
+        " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"

@@ -13,7 +13,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from analysis.files import write_text  # atomic: a temporary sibling, then a rename
-from workflow.design import DesignError, baseline_name, cell_json, expand_design
+from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
 
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -56,9 +56,9 @@ check_parents_design(config)
 
 
 RESULTS = os.path.normpath(config["results_dir"])
-SEEDS = config["seeds"]
 try:
     CELLS = {name: cell.values for name, cell in expand_design(config).items()}
+    PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a sequential design (rules/stages.smk)
 except DesignError as error:
     raise WorkflowError(str(error)) from None
 BASELINE = baseline_name(config)
@@ -68,6 +68,7 @@ wildcard_constraints:
     cell=r"[^/]+",
     seed=r"\d+",
     experiment=r"[a-z_]+",
+    stage=r"\d+",
 
 
 # --- helpers of the rules ---------------------------------------------------------------------
@@ -102,8 +103,8 @@ def train_runtime(wildcards):
     return max(5, math.ceil(3 * seconds / 60))
 
 
-def run_json(root, names, seeds=SEEDS):
-    """root/<name>/seed~<seed>/run.json for every name and seed."""
+def run_json(root, names, seeds=PLAN.seeds_at(1)):
+    """root/<name>/seed~<seed>/run.json for every name and seed (default: the first stage's seeds)."""
     return [f"{root}/{name}/seed~{seed}/run.json" for name in names for seed in seeds]
 
 
