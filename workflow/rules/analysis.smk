@@ -7,6 +7,7 @@
 rule aggregate:
     input:
         runs=final_runs,
+        looks=final_look,
     output:
         claims=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         index=report(f"{RESULTS}/README.md", caption="../report/index.rst", category="Claims"),

@@ -53,6 +53,16 @@ def stage_runs(wildcards):
     return runs_of(seeds)
 
 
+def stage_file(stage):
+    return f"{RESULTS}/stages/stage~{stage}.json"
+
+
+def previous_look(wildcards):
+    """The look before this stage's (none before stage 1): a run that changes under it reruns every later look."""
+    stage = int(wildcards.stage)
+    return [stage_file(stage - 1)] if stage > 1 else []
+
+
 def final_stage():
     """The stage that ends the design: the first whose plan is empty (a fixed design: 1)."""
     stage = 1
@@ -66,6 +76,11 @@ def final_runs(wildcards=None):
     return runs_of(sources_at(final_stage()))
 
 
+def final_look(wildcards):
+    """The look that ended a sequential design (none for a fixed one)."""
+    return [stage_file(final_stage())] if PLAN.sequential else []
+
+
 def final_looks(wildcards):
     """The aggregation's options of a sequential design: its looks so far and its last one."""
     if not PLAN.sequential:
@@ -76,7 +91,8 @@ def final_looks(wildcards):
 
 checkpoint stage:
     input:
-        stage_runs,
+        runs=stage_runs,
+        previous=previous_look,
     output:
         f"{RESULTS}/stages/stage~{{stage}}.json",
     params:
@@ -90,5 +106,5 @@ checkpoint stage:
     conda:
         "../../envs/agentrl.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis stage --run-files {input:q} --baseline {params.baseline:q}"
+        "OMP_NUM_THREADS=1 python -m analysis stage --run-files {input.runs:q} --baseline {params.baseline:q}"
         f" --looks {{params.looks}} --max-seeds {PLAN.max_seeds} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
