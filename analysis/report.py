@@ -124,6 +124,16 @@ def findings(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
+def looks_line(claims: pd.DataFrame) -> str:
+    """The ledger's looks in one sentence: the seeds of each and the claims it decided."""
+    looks = claims.attrs['looks']
+    if len(looks) == 1 and looks[0]['seeds'] == claims.attrs['max_seeds']:
+        return f"One look at {looks[0]['seeds']} seeds (a fixed design): {looks[0]['decided']} claims decided."
+    return (f"Seeds in stages, up to {claims.attrs['max_seeds']}: " + '; '.join(
+        f"stage {look['stage']} ({look['seeds']} seeds) decided {look['decided']} of the {look['looked_at']} claims "
+        'it looked at' for look in looks) + '.')
+
+
 def readme(result: Analysis, figures: list[str]) -> str:
     """results/README.md: the verdict counts, five findings and the figures first; the long tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
@@ -142,6 +152,7 @@ def readme(result: Analysis, figures: list[str]) -> str:
         f'Baseline cell: `{result.ctx.baseline}`.', '',
         '## Claims', '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
+        looks_line(result.claims), '',
         '## Five findings', '', *findings(result.claims), '',
         '## Figures', '', ', '.join(f'[{name}](figures/{name}.svg)' for name in figures) + ' (shown at the end).', '',
         '## Runs', '', to_markdown(result.runs),

@@ -22,7 +22,7 @@ from checkout import copy_checkout
 from comparable import comparable_csv, comparable_run
 from snakemake.utils import validate
 
-from workflow.design import AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types
+from workflow.design import AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
@@ -60,8 +60,8 @@ def succeeded(result: subprocess.CompletedProcess) -> str:
 def dry_run_jobs(workdir: Path, *args, config: Path = TEST_CONFIG) -> list[tuple[str, str]]:
     """(rule, first output) of every job a dry run lists."""
     out = succeeded(snakemake(workdir, '--dry-run', *args, config=config))
-    jobs = re.findall(r'^(?:local)?rule (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out, flags=re.M)
-    rules = re.findall(r'^(?:local)?rule (\w+):$', out, flags=re.M)
+    jobs = re.findall(r'^(?:local)?(?:rule|checkpoint) (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out, flags=re.M)
+    rules = re.findall(r'^(?:local)?(?:rule|checkpoint) (\w+):$', out, flags=re.M)
     assert len(jobs) == len(rules) - rules.count('all'), out[-3000:]
     return sorted(jobs + [('all', '')] * rules.count('all'))
 
@@ -86,20 +86,31 @@ def test_lint_has_no_findings(tmp_path):
     assert 'Lints for' not in out and 'Congratulations, your workflow is in a good condition' in out, out
 
 
-def test_default_dry_run_lists_the_designs_jobs(tmp_path):
+def test_default_dry_run_plans_the_first_stage_and_prints_it(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    cells, seeds, experiments = len(expand_design(config)), len(config['seeds']), len(config['experiments'])
-    # trainer runs, experiment runs, base agent, aggregation, one config file per cell, all, and PPO's critic:
-    # its config file and one warmed critic per seed
-    expected = cells * seeds + experiments * seeds + 1 + 1 + cells + 1 + 1 + seeds
-    assert (cells, seeds, experiments) == (22, 10, 6)
+    plan = seed_plan(config)
+    cells, seeds, experiments = len(expand_design(config)), plan.looks[0], len(config['experiments'])
+    # the first stage: trainer runs, experiment runs, base agent, one config file per cell, PPO's critic (its
+    # config file and one warmed critic per seed), and the look after it; the aggregation and all wait for the
+    # looks (their inputs are known once the last look is)
+    expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1
+    assert (cells, seeds, experiments, plan.looks, plan.step) == (22, 10, 6, (10, 15, 20, 25, 30, 35, 40), 5)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
-    assert (int(counts['train']), int(counts['cell_config'])) == (cells * seeds, cells)
+    assert (int(counts['train']), int(counts['cell_config']), int(counts['stage'])) == (cells * seeds, cells, 1)
     assert (int(counts['warm_critic']), int(counts['critic_config'])) == (seeds, 1)
+    assert f'stage 1 of at most 7: {cells} cells and {experiments} experiments to 10 seeds, 280 runs added' in out
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
+
+
+def test_the_stages_and_jobs_are_bounded_by_max():
+    out = subprocess.run([sys.executable, '-m', 'workflow.design', 'stages', '--configfile', str(DEFAULT_CONFIG)],
+                         cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
+    assert "stage's look [10, 15, 20, 25, 30, 35, 40]; at most 7 stages and 1120 run jobs" in out, out
+    assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
+    assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).sequential
 
 
 def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none(tmp_path):
@@ -141,9 +152,9 @@ def test_a_design_file_is_the_whole_design_from_a_clones_root(tmp_path):
                                     '--configfile', 'config/test.yaml'], cwd=clone, env=environment(),
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
-    # 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, aggregation, all, critic config,
-    # 2 warmed critics
-    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (17, 6, 2), out
+    # the first stage: 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, critic config,
+    # 2 warmed critics, its look; aggregation, all
+    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (18, 6, 2), out
 
 
 def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.CompletedProcess:
@@ -183,7 +194,9 @@ def test_a_job_whose_design_is_not_its_parents_stops_naming_the_difference(tmp_p
     (dict(sweeps={'lam': [0.95, 1.5]}), ['1.5 is greater than the maximum of 1', "['sweeps']['lam']"]),
     (dict(sweeps={'lambda': [0.95]}), ["'lambda' was unexpected"]),
     (dict(sweeps={'target_kl': [0]}), ['0 is less than or equal to the minimum of 0', "['sweeps']['target_kl']"]),
-    (dict(seeds=[0, 1, 1]), ['has non-unique elements', "['seeds']"]),
+    (dict(seeds=[0, 1, 1]), ['is not valid under any of the given schemas', "['seeds']"]),
+    (dict(seeds={'initial': 1, 'step': 1, 'max': 3}), ['is not valid under any of the given schemas', "['seeds']"]),
+    (dict(seeds={'initial': 10, 'step': 5, 'max': 5}), ['seeds: max=5 is less than initial=10']),
     (dict(sweeps={'epochs': ['four']}), ["'four' is not of type 'integer'", "['sweeps']['epochs']"]),
     (dict(sweeps={'minibatches': [32]}), ['minibatches=32 is more than episodes_per_iteration=16']),
 ])
@@ -301,7 +314,7 @@ def test_end_to_end_from_base_agent_to_aggregation(parallel):
     results = parallel / TEST_RESULTS
     for cell in TEST_CELLS:
         config = json.loads((results / 'configs' / f'{cell}.json').read_text())
-        for seed in (0, 1):
+        for seed in (0, 1, 2):  # stage 2 gave every cell seed 2
             run = json.loads((results / 'runs' / cell / f'seed~{seed}' / 'run.json').read_text())
             assert (run['kind'], run['name'], run['seed']) == ('train', cell, seed)
             assert run['config'] == {**run['config'], **config, 'seed': seed}
@@ -312,7 +325,10 @@ def test_end_to_end_from_base_agent_to_aggregation(parallel):
         run = json.loads((results / 'experiments' / 'clip_gradients' / f'seed~{seed}' / 'run.json').read_text())
         assert (run['kind'], run['name'], run['seed']) == ('experiment', 'clip_gradients', seed)
     assert sorted(p.name for p in (results / 'runs').iterdir()) == sorted(TEST_CELLS)
+    assert [json.loads((results / 'stages' / f'stage~{k}.json').read_text())['next'] for k in (1, 2)] == [
+        dict(seeds=3, sources=sorted(TEST_CELLS)), {}]
     assert (results / 'claims.md').read_text().startswith('# ')
+    assert '| 2 | 3 | 0.04511 |' in (results / 'claims.md').read_text()  # the second look: 3 seeds, its cut-off
     assert BASELINE_CELL in (results / 'README.md').read_text()
     assert list((results / 'tables').glob('*.csv')) and list((results / 'figures').glob('*.svg'))
 
@@ -375,11 +391,32 @@ def test_rerun_after_a_complete_run_does_nothing(parallel):
     assert 'Nothing to be done' in out, out[-3000:]
 
 
-def test_a_removed_run_reruns_only_it_and_the_aggregation(parallel, tmp_path):
+def test_a_removed_run_reruns_only_it_the_looks_after_it_and_the_aggregation(parallel, tmp_path):
     work = copy_workdir(parallel, tmp_path / 'work')
     shutil.rmtree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1')
     assert dry_run_jobs(work) == [('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
+                                  ('stage', f'{TEST_RESULTS}/stages/stage~1.json'),
+                                  ('stage', f'{TEST_RESULTS}/stages/stage~2.json'),
                                   ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
+    out = succeeded(snakemake(work, '--cores', 2))
+    assert re.findall(r'^(?:local)?checkpoint stage:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
+        f'{TEST_RESULTS}/stages/stage~1.json', f'{TEST_RESULTS}/stages/stage~2.json']
+    assert len(re.findall(r'^(?:local)?rule train:', out, flags=re.M)) == 1
+
+
+def test_a_dry_run_prints_the_next_stages_plan_before_any_job(parallel, tmp_path):
+    """Stage 1 looked at, stage 2 not run yet: the dry run names stage 2's cells and lists exactly its jobs."""
+    work = copy_workdir(parallel, tmp_path / 'work')
+    plan = json.loads((work / TEST_RESULTS / 'stages' / 'stage~1.json').read_text())['next']
+    assert plan['seeds'] == 3 and set(plan['sources']) == set(TEST_CELLS)  # 2 seeds decide no claim
+    for cell in plan['sources']:
+        shutil.rmtree(work / TEST_RESULTS / 'runs' / cell / 'seed~2')
+    (work / TEST_RESULTS / 'stages' / 'stage~2.json').unlink()
+    out = succeeded(snakemake(work, '--dry-run'))
+    assert 'stage 2 of at most 2: 3 cells and 0 experiments to 3 seeds, 3 runs added' in out, out[-3000:]
+    assert dry_run_jobs(work) == [('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
+                                  ('stage', f'{TEST_RESULTS}/stages/stage~2.json')] + [
+        ('train', f'{TEST_RESULTS}/runs/{cell}/seed~2/run.json') for cell in sorted(TEST_CELLS)]
 
 
 def test_the_aggregation_reads_the_designs_runs_only(parallel, tmp_path):
@@ -401,17 +438,19 @@ def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
     assert dry_run_jobs(parallel, config=faster) == [
         ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
         ('cell_config', f'{TEST_RESULTS}/configs/algo~reinforce.json'),
+        ('stage', f'{TEST_RESULTS}/stages/stage~1.json'),
         ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~0/run.json'),
-        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
+        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]  # seed 2 once stage 1 is looked at again
     relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lam': 1},
                             sweeps={'lam': [0.95, 1], 'algorithm': ['reinforce']})
     assert 'Nothing to be done' in succeeded(snakemake(parallel, '--dry-run', config=relisted))
 
 
-def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, tmp_path):
+def test_a_stage_killed_half_way_leaves_no_run_and_the_next_invocation_finishes_it(parallel, tmp_path):
+    """Stage 2 (seed 2) killed while its first run trains: the next invocation runs what is missing, no more."""
     work = copy_workdir(parallel, tmp_path / 'work')
-    run = work / TEST_RESULTS / 'runs' / BASELINE_CELL / 'seed~0'
-    log = work / TEST_RESULTS / 'logs' / 'runs' / BASELINE_CELL / 'seed~0.log'
+    run = work / TEST_RESULTS / 'runs' / BASELINE_CELL / 'seed~2'
+    log = work / TEST_RESULTS / 'logs' / 'runs' / BASELINE_CELL / 'seed~2.log'
     shutil.rmtree(run)
     log.unlink()
     with open(tmp_path / 'snakemake.out', 'w') as out:
@@ -427,11 +466,13 @@ def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, t
         proc.wait()
     assert not (run / 'run.json').exists()
     # what is left is at most the empty output folder and a hidden temporary one, which the analysis skips
-    left = [p.name for p in run.parent.iterdir() if 'seed~0' in p.name and not p.name.startswith('.')]
-    assert left in ([], ['seed~0'])
+    left = [p.name for p in run.parent.iterdir() if 'seed~2' in p.name and not p.name.startswith('.')]
+    assert left in ([], ['seed~2'])
     succeeded(snakemake(work, '--unlock'))
     out = succeeded(snakemake(work, '--cores', 2, '--rerun-incomplete'))
     assert (run / 'run.json').exists() and 'aggregate' in out
+    assert re.findall(r'^(?:local)?rule train:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
+        f'{TEST_RESULTS}/runs/{BASELINE_CELL}/seed~2/run.json']
     assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run'))
 
 
@@ -439,7 +480,7 @@ def test_a_killed_job_leaves_no_run_and_the_next_invocation_finishes(parallel, t
 
 def test_parallel_runs_give_the_same_numbers_as_serial_ones(serial, parallel):
     runs = sorted(p.relative_to(serial) for p in (serial / TEST_RESULTS).rglob('run.json'))
-    assert len(runs) == 2 * len(TEST_CELLS) + 2
+    assert len(runs) == 3 * len(TEST_CELLS) + 2  # stage 2 gave the cells a third seed, not the experiment
     assert runs == sorted(p.relative_to(parallel) for p in (parallel / TEST_RESULTS).rglob('run.json'))
     for path in runs:
         assert comparable_run(serial / path) == comparable_run(parallel / path), path
