@@ -54,6 +54,7 @@ def stage_runs(wildcards):
 
 
 def stage_file(stage):
+    """The file the look after `stage` writes (the checkpoint's output)."""
     return f"{RESULTS}/stages/stage~{stage}.json"
 
 
@@ -94,7 +95,7 @@ checkpoint stage:
         runs=stage_runs,
         previous=previous_look,
     output:
-        f"{RESULTS}/stages/stage~{{stage}}.json",
+        stage_file("{stage}"),
     params:
         looks=lambda wildcards: " ".join(map(str, PLAN.looks[: int(wildcards.stage)])),
         baseline=BASELINE,
