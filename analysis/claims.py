@@ -192,9 +192,10 @@ def summary(frame: pd.DataFrame) -> str:
 LOOKS = """\
 **Seeds in stages.** The claims are looked at after each stage of seeds, and a claim stops at the first look that
 decides it (column `decided`: the stage and its seeds, or undecided at the design's last look). Each look has its
-own p cut-off, from {spending} error spending over the looks at {fractions} of the {max_seeds} seeds a design can
-reach: a claim's chance of a false verdict over all its looks stays at {alpha}. Within a look, the claims still
-open are corrected together by Benjamini-Hochberg at that look's cut-off. A fixed design is one look at all seeds.
+own p cut-off, which takes the place of {alpha} in the rules above, from {spending} error spending over the looks at
+{fractions} of the {max_seeds} seeds a design can reach: a claim's chance of a false verdict over all its looks
+stays at {alpha}. Within a look, the claims still open are corrected together by Benjamini-Hochberg at that look's
+cut-off (q is that look's). A fixed design is one look at all its seeds, at {alpha}.
 """
 
 
