@@ -82,12 +82,14 @@ def final_look(wildcards):
     return [stage_file(final_stage())] if PLAN.sequential else []
 
 
+def looks_option(stage):
+    """The analysis' options for the looks of stages 1 to `stage`: their seeds and the design's last look."""
+    return f"--looks {' '.join(map(str, PLAN.looks[:stage]))} --max-seeds {PLAN.max_seeds}"
+
+
 def final_looks(wildcards):
-    """The aggregation's options of a sequential design: its looks so far and its last one."""
-    if not PLAN.sequential:
-        return ""
-    looks = " ".join(map(str, PLAN.looks[:final_stage()]))
-    return f"--looks {looks} --max-seeds {PLAN.max_seeds}"
+    """The aggregation's looks options: a sequential design's looks up to its last stage; none for a fixed one."""
+    return looks_option(final_stage()) if PLAN.sequential else ""
 
 
 checkpoint stage:
@@ -97,7 +99,7 @@ checkpoint stage:
     output:
         stage_file("{stage}"),
     params:
-        looks=lambda wildcards: " ".join(map(str, PLAN.looks[: int(wildcards.stage)])),
+        looks=lambda wildcards: looks_option(int(wildcards.stage)),
         baseline=BASELINE,
     log:
         f"{RESULTS}/logs/stages/stage~{{stage}}.log",
@@ -108,4 +110,4 @@ checkpoint stage:
         "../../envs/agentrl.yaml"
     shell:
         "OMP_NUM_THREADS=1 python -m analysis stage --run-files {input.runs:q} --baseline {params.baseline:q}"
-        f" --looks {{params.looks}} --max-seeds {PLAN.max_seeds} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
+        f" {{params.looks}} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
