@@ -26,6 +26,7 @@ class Packing:
     """
     rows: torch.Tensor  # [N] row of each computed position, row-major
     cols: torch.Tensor  # [N] its position in the row
+    flat: torch.Tensor  # [N] its index in the padded layout flattened to [B * width]
     scored: torch.Tensor  # [P] indices into the N computed positions of the scored ones, row-major
     mask: torch.Tensor  # [B, T-1] as given
     width: int  # positions of the padded layout attention runs on: the longest row's
@@ -39,11 +40,16 @@ class Packing:
         rows, cols = (torch.arange(width) <= last[:, None]).nonzero(as_tuple=True)
         index = torch.zeros(mask.shape[0], width, dtype=torch.long)
         index[rows, cols] = torch.arange(len(rows))
-        return cls(rows, cols, index[on[:, :width]], mask, width)
+        return cls(rows, cols, rows * width + cols, index[on[:, :width]], mask, width)
 
     def unpack(self, x: torch.Tensor) -> torch.Tensor:
         """Computed positions x [N, C] -> the padded layout [B, width, C], zeros elsewhere."""
-        return x.new_zeros(self.mask.shape[0], self.width, x.shape[-1]).index_put((self.rows, self.cols), x)
+        return x.new_zeros(self.mask.shape[0] * self.width, x.shape[-1]).index_copy(0, self.flat, x).view(
+            -1, self.width, x.shape[-1])
+
+    def pack(self, x: torch.Tensor) -> torch.Tensor:
+        """The padded layout x [B, width, C] -> its computed positions [N, C]."""
+        return x.reshape(-1, x.shape[-1]).index_select(0, self.flat)
 
     def scatter(self, values: torch.Tensor) -> torch.Tensor:
         """Values at the scored positions [P] -> [B, T-1], 0 elsewhere."""
@@ -53,14 +59,15 @@ class Packing:
 def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor],
                      packing: Packing) -> torch.Tensor:
     """Attention.forward's whole-sequence branch on the computed positions x [N, C] -> [N, C] (rotary cos, sin
-    [N, 1, D/2]): projections and rotation per position, causal attention on the padded layout [B, H, width, D]."""
+    [N, 1, D/2]): projections and rotation per position, causal attention on the padded layout [B, H, width, D].
+    Queries and keys are rotated in one call: elementwise, so the same numbers as one call each."""
     C, H = x.shape[-1], attn.n_heads
-    q, k, v = attn.qkv(x).split(C, dim=-1)
-    q, k = (rotate(z.view(-1, H, C // H), *rotary).view(-1, C) for z in (q, k))
-    padded = packing.unpack(torch.cat((q, k, v), dim=-1)).view(-1, packing.width, 3, H, C // H)
+    qk, v = attn.qkv(x).split((2 * C, C), dim=-1)
+    qk = rotate(qk.reshape(-1, 2 * H, C // H), *rotary).view(-1, 2 * C)  # [N, 2C]
+    padded = packing.unpack(torch.cat((qk, v), dim=-1)).view(-1, packing.width, 3, H, C // H)
     q, k, v = padded.permute(2, 0, 3, 1, 4)  # each [B, H, width, D]
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [B, width, H, D]
-    return attn.proj(y[packing.rows, packing.cols].reshape(-1, C))
+    return attn.proj(packing.pack(y.reshape(-1, packing.width, C)))
 
 
 def packed_hidden(trunk: Trunk, ids: torch.Tensor, packing: Packing) -> torch.Tensor:

@@ -4,7 +4,10 @@ import torch
 
 import agentrl as arl
 from agentrl.losses import token_log_probs
-from agentrl.packing import Packing, critic_scores, policy_scores
+import torch.nn.functional as F
+
+from agentrl.model import rotate
+from agentrl.packing import Packing, critic_scores, packed_attention, policy_scores
 from agentrl.trainer import sample_batch
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
@@ -27,6 +30,33 @@ def test_packing_keeps_each_row_up_to_its_last_policy_token():
     assert packing.rows.tolist() == [0, 0, 0, 0, 1] and packing.cols.tolist() == [0, 1, 2, 3, 0]
     assert packing.scored.tolist() == [1, 3, 4]
     assert packing.scatter(torch.tensor([5., 6., 7.])).tolist() == [[0, 5, 0, 6, 0], [7, 0, 0, 0, 0], [0] * 5]
+    assert packing.flat.tolist() == [0, 1, 2, 3, 4]
+    x = torch.arange(10.).view(5, 2)
+    padded = packing.unpack(x)
+    assert padded.shape == (3, 4, 2) and padded[1, 1:].abs().sum() == 0 and padded[2].abs().sum() == 0
+    assert torch.equal(packing.pack(padded), x)
+
+
+def test_packed_attention_is_bit_identical_to_rotating_and_indexing_one_tensor_at_a_time(scored):
+    """The speed levers (queries and keys rotated in one call, flat-index moves) change no number: the
+    straightforward form, q and k rotated apart, scattered and gathered by (row, column) pairs."""
+    base, _, ids, mask = scored
+    packing, attn, trunk = Packing.of(mask), base.trunk.blocks[0].attn, base.trunk
+    x = torch.randn(packing.rows.numel(), attn.qkv.in_features, generator=torch.Generator().manual_seed(0),
+                    requires_grad=True)
+    rotary = trunk.cos[packing.cols][:, None], trunk.sin[packing.cols][:, None]
+    C, H = x.shape[-1], attn.n_heads
+    q, k, v = attn.qkv(x).split(C, dim=-1)
+    q, k = (rotate(z.view(-1, H, C // H), *rotary).view(-1, C) for z in (q, k))
+    padded = x.new_zeros(mask.shape[0], packing.width, 3 * C).index_put((packing.rows, packing.cols),
+                                                                         torch.cat((q, k, v), dim=-1))
+    q, k, v = padded.view(-1, packing.width, 3, H, C // H).permute(2, 0, 3, 1, 4)
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
+    expected = attn.proj(y[packing.rows, packing.cols].reshape(-1, C))
+    got = packed_attention(attn, x, rotary, packing)
+    assert torch.equal(got, expected)
+    grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(*(torch.autograd.grad(out, x, grad)[0] for out in (got, expected)))
 
 
 def test_policy_and_critic_scores_are_the_full_forwards_at_policy_tokens(scored):
