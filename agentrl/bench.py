@@ -2,7 +2,8 @@
 
 Prints seconds per 64-episode rollout of the base agent, the trainer's tokens per second
 (forward, forward+backward), and the training step's achieved FLOP/s as a fraction of a float32
-matmul peak measured in the same process. FLOPs are counted by torch's FlopCounterMode. With
+matmul peak measured in the same process, and where the step's time goes by kind of operator (attention,
+matmuls, optimizer, the rest). FLOPs are counted by torch's FlopCounterMode. With
 --chapter-run, also each cost lever's figure and one whole run of the chapter's defaults, its
 critic warmed beforehand as the workflow does: its seconds, where they go, its cost (seconds x
 the matmul peak in GFLOP/s, a ratio that holds across machines) and the process's peak memory.
@@ -15,16 +16,17 @@ import statistics
 import time
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from .base_agent import make_base_agent
 from .config import TrainConfig
-from .model import make_critic
+from .model import make_critic, rotate
 from .packing import Packing, packed_hidden, policy_scores
 from .sampler import collate, sample_tasks, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
-from .trainer import ppo_prepare, train, trim, warm_critic
+from .trainer import adam, ppo_prepare, train, trim, warm_critic
 
 
 def median_seconds(fn, repeats: int) -> float:
@@ -45,9 +47,32 @@ def matmul_peak_flops(n: int = 512, repeats: int = 20) -> float:
 
 
 def counted_flops(fn) -> int:
+    """FLOPs of fn() as torch's FlopCounterMode counts them: matmuls (CPU attention's kernel is not counted)."""
     with FlopCounterMode(display=False) as counter:
         fn()
     return counter.get_total_flops()
+
+
+MATMULS = {'aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm'}
+
+
+def op_kind(name: str) -> str:
+    """The kind of a profiled operator: attention, matmul, optimizer (Adam, gradient clip) or other."""
+    if 'scaled_dot_product' in name:
+        return 'attention'
+    if name in MATMULS:
+        return 'matmul'
+    return 'optimizer' if '_foreach_' in name or name.startswith('Optimizer.') else 'other'
+
+
+def seconds_by_kind(fn) -> dict[str, float]:
+    """Self CPU seconds of fn()'s operators by op_kind, under torch.profiler (which adds a little to each op)."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    seconds = dict.fromkeys(('attention', 'matmul', 'optimizer', 'other'), 0.0)
+    for event in prof.key_averages():
+        seconds[op_kind(event.key)] += event.self_cpu_time_total / 1e6
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,7 +108,7 @@ def trainer_step(base, batch: dict, peak: float, repeats: int) -> None:
     """The trainer's policy step (padding-free scoring, backward, Adam) on a 64-episode batch: tokens/s, FLOP/s."""
     ids, mask = batch['ids'], batch['action_mask']
     packing = Packing.of(mask)
-    opt = torch.optim.Adam(base.parameters(), lr=0.0)  # lr 0: measure the step, leave the weights
+    opt = adam(base.parameters(), lr=0.0)  # the trainer's Adam; lr 0: measure the step, leave the weights
 
     def forward():
         with torch.no_grad():
@@ -101,6 +126,14 @@ def trainer_step(base, batch: dict, peak: float, repeats: int) -> None:
           f'{tokens / forward_s:,.0f} tokens/s | forward+backward {tokens / step_s:,.0f} tokens/s')
     print(f'trainer step: {step_flops / step_s / 1e9:.2f} GFLOP/s achieved | ratio to the matmul peak '
           f'{step_flops / step_s / peak:.3f} (goal >= 0.35)')
+    seconds = seconds_by_kind(lambda: [train_step() for _ in range(repeats)])
+    total = sum(seconds.values())
+    matmul_rate = step_flops * repeats / seconds['matmul'] / peak
+    print('trainer step, its time by kind of operator (profiled): ' + ' | '.join(
+        f'{kind} {part / total:.0%}' for kind, part in seconds.items()))
+    print(f'trainer step, why the ratio: its matmuls run at {matmul_rate:.2f} of the peak and take '
+          f'{seconds["matmul"] / total:.0%} of its time; were attention free, the ratio would be '
+          f'{matmul_rate * seconds["matmul"] / (total - seconds["attention"]):.3f}')
 
 
 def lever_figures(base, tok, batch: dict, repeats: int) -> None:
@@ -128,11 +161,28 @@ def lever_figures(base, tok, batch: dict, repeats: int) -> None:
           f'{unpadded * 1e3:.1f} ms')
     print(f'lever, head and log-softmax only at the {int(mask.sum())} policy tokens: {unpadded * 1e3:.1f} ms -> '
           f'{scored * 1e3:.1f} ms (both levers: {full / scored:.2f}x)')
+    layer_moves(base, packing, repeats)
     torch.manual_seed(0)
     critic = make_critic(base)
     prepare_s = median_seconds(lambda: ppo_prepare(base, critic, batch, TrainConfig(), tok.pad_id), repeats)
     print(f'lever, one pass for old log-probs and values: not possible, the policy and the critic have separate '
           f'weights; the two padding-free passes take {prepare_s:.3f} s per 64 episodes')
+
+
+def layer_moves(base, packing: Packing, repeats: int) -> None:
+    """Per attention layer on the minibatch, forward: rotating queries and keys in one call, not two; filling the
+    padded layout by flat index (index_copy), not by (row, column) pairs (index_put). Both give the same numbers."""
+    C, H = base.config.d_model, base.config.n_heads
+    qkv = torch.randn(packing.rows.numel(), 3 * C)  # a layer's queries, keys and values at the computed positions
+    rotary = base.trunk.cos[packing.cols][:, None], base.trunk.sin[packing.cols][:, None]
+    apart = median_seconds(lambda: [rotate(z.reshape(-1, H, C // H), *rotary) for z in qkv.split(C, -1)[:2]], repeats)
+    together = median_seconds(lambda: rotate(qkv[:, :2 * C].reshape(-1, 2 * H, C // H), *rotary), repeats)
+    by_pairs = median_seconds(lambda: qkv.new_zeros(packing.mask.shape[0], packing.width, 3 * C).index_put(
+        (packing.rows, packing.cols), qkv), repeats)
+    by_index = median_seconds(lambda: packing.unpack(qkv), repeats)
+    print(f'lever, per attention layer (forward): queries and keys rotated in one call {apart * 1e6:.0f} us -> '
+          f'{together * 1e6:.0f} us; padded layout filled by flat index {by_pairs * 1e6:.0f} us -> '
+          f'{by_index * 1e6:.0f} us (same numbers)')
 
 
 def chapter_run(base, tok, peak: float) -> None:
