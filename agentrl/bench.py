@@ -168,7 +168,7 @@ def lever_figures(base, tok, batch: dict, repeats: int) -> None:
           f'{unpadded * 1e3:.1f} ms')
     print(f'lever, head and log-softmax only at the {int(mask.sum())} policy tokens: {unpadded * 1e3:.1f} ms -> '
           f'{scored * 1e3:.1f} ms (both levers: {full / scored:.2f}x)')
-    layer_moves(base, packing, repeats)
+    attention_layer_levers(base, packing, repeats)
     torch.manual_seed(0)
     critic = make_critic(base)
     prepare_s = median_seconds(lambda: ppo_prepare(base, critic, batch, TrainConfig(), tok.pad_id), repeats)
@@ -176,7 +176,7 @@ def lever_figures(base, tok, batch: dict, repeats: int) -> None:
           f'weights; the two padding-free passes take {prepare_s:.3f} s per 64 episodes')
 
 
-def layer_moves(base, packing: Packing, repeats: int) -> None:
+def attention_layer_levers(base, packing: Packing, repeats: int) -> None:
     """Per attention layer on the minibatch, forward: rotating queries and keys in one call, not two; filling the
     padded layout by flat index (index_copy), not by (row, column) pairs (index_put). Both give the same numbers."""
     C, H = base.config.d_model, base.config.n_heads

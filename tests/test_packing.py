@@ -1,11 +1,10 @@
 """Padding-free scoring: the values of the full forward at the policy tokens, 0 elsewhere, gradients included."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 import agentrl as arl
 from agentrl.losses import token_log_probs
-import torch.nn.functional as F
-
 from agentrl.model import rotate
 from agentrl.packing import Packing, critic_scores, packed_attention, policy_scores
 from agentrl.trainer import sample_batch
@@ -40,7 +39,7 @@ def test_packing_keeps_each_row_up_to_its_last_policy_token():
 def test_packed_attention_is_bit_identical_to_rotating_and_indexing_one_tensor_at_a_time(scored):
     """The speed levers (queries and keys rotated in one call, flat-index moves) change no number: the
     straightforward form, q and k rotated apart, scattered and gathered by (row, column) pairs."""
-    base, _, ids, mask = scored
+    base, _, _, mask = scored
     packing, attn, trunk = Packing.of(mask), base.trunk.blocks[0].attn, base.trunk
     x = torch.randn(packing.rows.numel(), attn.qkv.in_features, generator=torch.Generator().manual_seed(0),
                     requires_grad=True)
