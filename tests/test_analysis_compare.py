@@ -13,6 +13,7 @@ from analysis.cells import axes, blocks, interaction, varied
 from analysis.chapter import Context
 from analysis.compare import METRICS, SAME_EPISODES, compare
 from analysis.figures import forest, style
+from analysis.metrics import reward_at
 from analysis.stats import bh
 from workflow.design import AXES, baseline_name, expand_design, make_cell
 
@@ -125,3 +126,9 @@ def test_the_forest_of_a_block_draws_its_cells_and_the_interaction():
         'interaction at epochs=8, minibatches=8', 'epochs=4, minibatches=8', 'epochs=8, minibatches=4',
         'epochs=8, minibatches=8']
     assert len(plot.axes[0].collections[-1].get_offsets()) == 4
+
+
+def test_a_run_diverged_before_the_common_episode_counts_as_a_failure():
+    iterations = pd.DataFrame(dict(name='cell', seed=[0, 0, 1], episodes=[64, 128, 64], reward=[0.5, 0.75, 0.25]))
+    assert reward_at(iterations, 'cell', 128, diverged=[1]).to_dict() == {0: 0.75, 1: 0.0}
+    assert reward_at(iterations, 'cell', 64, diverged=[1]).to_dict() == {0: 0.5, 1: 0.25}
