@@ -247,8 +247,9 @@ def test_baseline_axes_and_selection(runs):
     renamed = {('chapter' if k == 'baseline' else k): v for k, v in configs.items()}
     assert find_baseline(renamed, defaults=CHAPTER['defaults']) == 'chapter'
     assert find_baseline(renamed) is None
-    assert axes(configs, 'baseline') == {'epochs': ['epochs8'], 'lam': ['lam0.9', 'lam0.95'],
-                                         'target_kl': ['kl0.02'], 'value_clip': ['vclip-none']}
+    assert axes(configs, 'baseline') == {'algorithm': ['reinforce'], 'epochs': ['epochs8'],  # its lr is its own
+                                         'lam': ['lam0.9', 'lam0.95'], 'target_kl': ['kl0.02'],
+                                         'value_clip': ['vclip-none']}
     assert axes(configs, None) == {}
     assert select(configs, {}, 'baseline') == 'baseline'
     assert select(configs, {'lam': 1.0}, 'baseline') == 'baseline'
@@ -260,7 +261,7 @@ def test_baseline_axes_and_selection(runs):
 
 def test_comparisons_against_the_baseline_are_paired_by_seed(runs, ctx):
     table = compare(ctx.values, ctx.configs, ctx.baseline)
-    assert set(table['axis']) == {'epochs', 'lam', 'target_kl', 'value_clip'}
+    assert set(table['axis']) == {'algorithm', 'epochs', 'lam', 'target_kl', 'value_clip'}
     row = table[(table['cell'] == 'lam0.95') & (table['metric'] == 'pass_heldout')].iloc[0]
     x, base = seed_values(runs, 'lam0.95', 'pass_heldout'), seed_values(runs, 'baseline', 'pass_heldout')
     ref = scipy_stats.ttest_rel(x, base)  # cells of one seed share the warm critic, first batch and evaluation
@@ -469,8 +470,8 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     first = read_tree(tmp_path / 'a')
     names = list(CHAPTER['tables']) + ['cells', 'epochs', 'experiments', 'comparisons', 'chapter', 'claims', 'runs']
     tables = {f'tables/{t}.{ext}' for t in names for ext in ('md', 'csv')}
-    figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_lam',
-                                              'forest_epochs', 'forest_target_kl', 'forest_value_clip']
+    figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_algorithm',
+                                              'forest_lam', 'forest_epochs', 'forest_target_kl', 'forest_value_clip']
                for ext in ('svg', 'png')}
     records = {f for f in first if f.startswith('records/')}
     assert {'records/runs.parquet', 'records/summaries.parquet', 'records/aggregate.json'} <= records
