@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -13,9 +12,9 @@ from pathlib import Path
 import torch
 
 from .demos import PretrainConfig, pretrain
+from .files import write_file
 from .numerics import NUMERICS_VERSION
 from .model import TinyAgent, TinyAgentConfig
-from .runio import default_mode
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
@@ -96,18 +95,8 @@ def _save(model: TinyAgent, key: str, path: Path) -> None:
 
 
 def save_atomically(obj, path: Path) -> None:
-    """torch.save to a temporary file in the same folder, then rename over path. Saving through the
-    open file (not its random name) keeps the bytes identical for identical weights."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    try:
-        os.fchmod(fd, default_mode())
-        with os.fdopen(fd, 'wb') as f:
-            torch.save(obj, f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """torch.save(obj) to path, atomically (agentrl.files.write_file: identical weights, identical bytes)."""
+    write_file(path, lambda f: torch.save(obj, f))
 
 
 def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None,

@@ -3,25 +3,25 @@
     run.json         kind, name, configuration, seed, summary, provenance
     <table>.csv      long-format records, one file per table (iterations, epochs, minibatches, ...)
 
-Everything is written into a hidden temporary sibling directory, then renamed into place: a
-killed job leaves no directory that a later step would read as a complete run.
+The directory is written with agentrl.files.write_folder: into a hidden temporary sibling, then
+exchanged with the path in one step, so a killed job leaves no directory that a later step would read
+as a complete run, and a run rewritten in place never goes missing.
 """
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
-import os
 import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
 
 from . import __version__, numerics
+from .files import write_folder
 
 
 def provenance(wall_s: float) -> dict:
@@ -51,41 +51,20 @@ def _clean(value):
     return value
 
 
-def write_table(records: list[dict], path: Path) -> None:
+def table_csv(records: list[dict]) -> bytes:
     """Records as CSV, columns in first-seen order; NaN written as an empty field."""
     columns = list(dict.fromkeys(key for record in records for key in record))
-    with open(path, 'w', newline='') as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        for record in records:
-            writer.writerow({k: '' if isinstance(v, float) and math.isnan(v) else v for k, v in record.items()})
-
-
-def default_mode(directory: bool = False) -> int:
-    """The mode open() or mkdir() would give a new file or folder under the user's umask (tempfile's are 0600/0700)."""
-    mask = os.umask(0)  # reading the mask means setting it: set it back at once
-    os.umask(mask)
-    return (0o777 if directory else 0o666) & ~mask
+    out = io.StringIO(newline='')
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for record in records:
+        writer.writerow({k: '' if isinstance(v, float) and math.isnan(v) else v for k, v in record.items()})
+    return out.getvalue().encode('utf-8')
 
 
 def write_run(path: Path | str, meta: dict, tables: dict[str, list[dict]]) -> Path:
     """Write run.json (meta) and one CSV per table into path, atomically; replaces an older run there."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f'.{path.name}.tmp-'))
-    tmp.chmod(default_mode(directory=True))  # readable by the user's group, as the umask says
-    try:
-        for name, records in tables.items():
-            write_table(records, tmp / f'{name}.csv')
-        with open(tmp / 'run.json', 'w') as f:
-            json.dump(_clean(meta), f, indent=2, sort_keys=True)
-            f.write('\n')
-        if path.exists():
-            old = path.with_name(f'.{path.name}.old-{os.getpid()}')
-            os.replace(path, old)
-            shutil.rmtree(old)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return path
+    run_json = json.dumps(_clean(meta), indent=2, sort_keys=True) + '\n'
+    files = {f'{name}.csv': table_csv(records) for name, records in tables.items()}
+    write_folder(path, {**files, 'run.json': run_json.encode('utf-8')})
+    return Path(path)

@@ -7,8 +7,9 @@ import argparse
 import json
 import sys
 
+from agentrl.files import write_text
+
 from .chapter import Context
-from .files import write_text
 from .load import load_runs
 from .records import load_options, load_records
 from .report import aggregate

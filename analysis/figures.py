@@ -19,10 +19,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from agentrl.files import write_bytes
+
 from .cells import axes, block_name, blocks, order
 from .chapter import Context, printed
 from .compare import COLUMNS as COMPARE_COLUMNS
-from .files import write_bytes
 from .load import Runs
 from .metrics import EPOCH, TRAIN
 from .stats import summarize

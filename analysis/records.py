@@ -22,7 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .files import write_folder
+from agentrl.files import write_folder
+
 from .load import TABLES, Runs
 
 RUNS, SUMMARIES, OPTIONS = 'runs', 'summaries', 'aggregate.json'

@@ -15,7 +15,7 @@ from .chapter import Context, chapter_tables
 from .claims import claim_inputs, markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
-from .files import write_text
+from agentrl.files import write_text
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records

@@ -14,7 +14,6 @@ from test_workflow import REPO, TEST_RESULTS, environment, snakemake, succeeded
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
-from analysis.files import write_folder
 from analysis.load import load_runs
 from analysis.records import claim_samples, load_options, load_records, write_records
 from analysis.verdicts import decide
@@ -118,13 +117,3 @@ def test_an_option_given_overrides_the_stored_one(design, tmp_path):
     result = analysis_cli('aggregate', '--records', design / 'records', '--out', tmp_path, '--baseline', 'nope')
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((tmp_path / 'records' / 'aggregate.json').read_text())['baseline'] == 'nope'
-
-
-def test_write_folder_replaces_the_folder_whole(tmp_path):
-    folder = tmp_path / 'records'
-    write_folder(folder, {'a.bin': b'1', 'old.bin': b'2'})
-    assert write_folder(folder, {'a.bin': b'3'}) == [folder / 'a.bin']
-    assert files(folder) == ['a.bin'] and (folder / 'a.bin').read_bytes() == b'3'
-    with pytest.raises(TypeError):
-        write_folder(folder, {'b.bin': b'4', 'c.bin': 'not bytes'})
-    assert files(folder) == ['a.bin'] and sorted(p.name for p in tmp_path.iterdir()) == ['records']

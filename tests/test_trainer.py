@@ -178,24 +178,6 @@ def test_cli_refuses_a_critic_for_reinforce(base, tmp_path):
               '--critic', str(tmp_path / 'critic.pt')])
 
 
-def test_run_directories_and_saved_weights_are_readable_by_the_group(tmp_path):
-    """Files and folders get the user's umask (here 0o027: group may read), not tempfile's owner-only modes."""
-    import os
-    import stat
-
-    from agentrl.base_agent import save_atomically
-    from agentrl.runio import write_run
-    old = os.umask(0o027)
-    try:
-        run = write_run(tmp_path / 'runs' / 'cell' / 'seed~0', dict(kind='train'), dict(iterations=[dict(x=1)]))
-        save_atomically(dict(w=1), tmp_path / 'base_agent.pt')
-    finally:
-        os.umask(old)
-    mode = lambda path: stat.S_IMODE(path.stat().st_mode)
-    assert mode(run) == 0o750
-    assert mode(run / 'run.json') == mode(run / 'iterations.csv') == mode(tmp_path / 'base_agent.pt') == 0o640
-
-
 def test_ppo_penalty_does_not_clip_and_adapts_beta(base):
     """Exercise 4: with kl_penalty set the surrogate is unclipped (no token counts as clipped) and beta moves per batch."""
     result = arl.train(base, TOK, TrainConfig(**SHORT, epochs=4, minibatches=4, kl_penalty=1.0, clip_high=0.01,

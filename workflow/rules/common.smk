@@ -12,7 +12,7 @@ import shlex
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from analysis.files import write_text  # atomic: a temporary sibling, then a rename
+from agentrl.files import write_text  # atomic: a temporary sibling, then a rename
 from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
 
 
