@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
+from .algorithms import ALGORITHMS
 from .losses import AGGREGATION_MODES
 
-ALGORITHMS = ('ppo', 'reinforce')
 EARLY_STOP = ('epoch', 'minibatch')
 
 

@@ -1,8 +1,8 @@
 """A warmed critic on disk: computed once per seed, loaded by every PPO run of that seed (a DAG node).
 
 The critic's warm-up (trainer.warm_critic) reads only the base agent, the seed and the critic's
-constants, CRITIC_FIELDS. The file records all three; loading it for a run whose base agent, seed
-or constants differ raises a ValueError that names the difference.
+constants (agentrl.algorithms.CRITIC_FIELDS). The file records all three; loading it for a run whose
+base agent, seed or constants differ raises a ValueError that names the difference.
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import torch
 
+from .algorithms import CRITIC_FIELDS
 from .base_agent import save_atomically
 from .config import TrainConfig
 from .model import Critic, TinyAgent, make_critic
 
 CRITIC_FORMAT = 1
-CRITIC_FIELDS = ('seed', 'critic_lr', 'critic_warmup_steps', 'critic_warmup_episodes_per_task')
 
 
 def weights_digest(model: torch.nn.Module) -> str:
@@ -30,7 +30,8 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 def critic_key(base: TinyAgent, config: TrainConfig) -> dict:
     """What decides a warmed critic: the file format, the base agent's weights, the seed and the critic's constants."""
-    return dict(format=CRITIC_FORMAT, base=weights_digest(base), **{f: getattr(config, f) for f in CRITIC_FIELDS})
+    fields = ('seed', *CRITIC_FIELDS)
+    return dict(format=CRITIC_FORMAT, base=weights_digest(base), **{f: getattr(config, f) for f in fields})
 
 
 def save_critic(critic: Critic, base: TinyAgent, config: TrainConfig, path: Path | str) -> None:

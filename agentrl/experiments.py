@@ -18,7 +18,7 @@ from . import numerics
 from .config import TrainConfig
 from .losses import entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent
-from .ppo import ppo_policy_loss
+from .ppo import kl_k3, ppo_policy_loss
 from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
@@ -106,9 +106,8 @@ def loglog_slope(x: list[float], y: list[float]) -> float:
 
 @torch.no_grad()
 def mean_token_kl(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> float:
-    """KL(pi_old || model) on the batch's policy tokens, k3 estimate (rho - 1 - log rho) averaged per token."""
-    lr = log_ratio(model, batch, old_logp)
-    return masked_mean(lr.exp() - 1 - lr, batch['action_mask']).item()
+    """KL(pi_old || model) on the batch's policy tokens, the k3 estimate averaged per token."""
+    return masked_mean(kl_k3(log_ratio(model, batch, old_logp)), batch['action_mask']).item()
 
 
 # --- the experiments -----------------------------------------------------------------------------------

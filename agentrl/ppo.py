@@ -31,6 +31,12 @@ def ppo_policy_loss(logp, old_logp, advantages, mask, clip_low=0.2, clip_high=0.
     return loss, ppo_stats(log_ratio.detach(), clipped < unclipped, advantages, dual, mask)
 
 
+def kl_k3(log_ratio):
+    """k3 estimate of KL(old || new) per token, rho - 1 - log rho >= 0: log_ratio = logp - old_logp [B, T] -> [B, T].
+    Unbiased on tokens sampled from the old policy, and never negative (Schulman's k3)."""
+    return log_ratio.exp() - 1 - log_ratio
+
+
 @torch.no_grad()
 def ppo_stats(log_ratio, is_clipped, advantages, dual, mask) -> dict[str, float]:
     """Diagnostics over policy tokens: clip fractions (all, low side, high side, dual), KL, ratios."""
@@ -43,7 +49,7 @@ def ppo_stats(log_ratio, is_clipped, advantages, dual, mask) -> dict[str, float]
                 clip_frac_high=(is_clipped & on & positive).sum().item() / n,  # A > 0, ratio above 1 + clip_high
                 clip_frac_low=(is_clipped & on & ~positive).sum().item() / n,  # A < 0, ratio below 1 - clip_low
                 clip_frac_dual=(dual & on).sum().item() / n,
-                approx_kl=masked_mean(ratio - 1 - log_ratio, mask).item(),  # k3 estimate of KL(old || new)
+                approx_kl=masked_mean(kl_k3(log_ratio), mask).item(),
                 kl_k1=masked_mean(-log_ratio, mask).item(),  # k1 estimate of KL(old || new)
                 ratio_min=r.min().item(), ratio_mean=r.mean().item(), ratio_max=r.max().item())
 

@@ -21,7 +21,7 @@ from .env import BugFixEnv
 from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent, make_critic
 from .packing import Packing, critic_scores, policy_scores
-from .ppo import ppo_policy_loss, value_loss
+from .ppo import kl_k3, ppo_policy_loss, value_loss
 from .sampler import collate, rollout_batch, rollout_stats, sample_tasks
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
@@ -160,8 +160,7 @@ def ppo_epochs(learner: Learner, prepared: PreparedBatch, config: TrainConfig, g
                 stop = True  # this minibatch is already past the target: no step on it
                 break
             if beta:
-                log_ratio = logp - mb.old_logp
-                loss = loss + beta * aggregate_loss(log_ratio.exp() - 1 - log_ratio, mb.mask, config.loss_mode,
+                loss = loss + beta * aggregate_loss(kl_k3(logp - mb.old_logp), mb.mask, config.loss_mode,
                                                     config.norm_const)
             _check_finite(loss, f'policy loss at iteration {iteration}, epoch {epoch}')
             learner.policy_opt.zero_grad()

@@ -2,6 +2,7 @@ import pytest
 import torch
 
 import agentrl as arl
+from agentrl.ppo import kl_k3
 
 
 def grads_per_token(ratios, advantage, **kwargs):
@@ -82,3 +83,16 @@ def test_token_mean_gradient_is_invariant_to_minibatch_split_with_equal_masks():
     halves = sum(torch.autograd.grad(arl.ppo_policy_loss(logp[r], old[r], adv[r], unequal[r])[0] / 2, logp)[0]
                  for r in (slice(0, 4), slice(4, 8)))
     assert not torch.allclose(whole, halves, atol=1e-7)
+
+
+
+def test_k3_is_an_unbiased_nonnegative_estimate_of_kl_old_new():
+    """Tokens sampled from old: the mean of kl_k3 approaches KL(old || new); every term is >= 0, 0 where equal."""
+    old_logp = torch.log_softmax(torch.tensor([0.0, 1.0, -1.0]), -1)
+    new_logp = torch.log_softmax(torch.tensor([0.5, 0.2, -0.3]), -1)
+    tokens = torch.multinomial(old_logp.exp(), 200_000, replacement=True, generator=torch.Generator().manual_seed(0))
+    log_ratio = (new_logp - old_logp)[tokens][None]  # [1, N]
+    k3 = kl_k3(log_ratio)
+    assert k3.shape == log_ratio.shape and (k3 >= 0).all() and kl_k3(torch.zeros(2, 3)).eq(0).all()
+    exact = (old_logp.exp() * (old_logp - new_logp)).sum().item()
+    assert k3.mean().item() == pytest.approx(exact, rel=0.02)

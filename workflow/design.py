@@ -6,8 +6,8 @@ fragment declared with it, from which the config schema's axis sections (`$defs/
 `$defs/levels`) are generated. Adding an axis touches this file, TrainConfig if the trainer lacks the
 field, and the config that varies it.
 
-Pure Python (PyYAML only): the Snakefile, the tests and `analysis` import it; it imports neither torch
-nor pandas.
+Pure Python (PyYAML, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it imports
+neither torch nor pandas.
 """
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from pathlib import Path
 
 import yaml
 
+from agentrl.algorithms import ALGORITHMS
+
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
-ALGORITHMS = ('ppo', 'reinforce')
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 
 

@@ -12,6 +12,7 @@ import shlex
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
+from agentrl.algorithms import CRITIC_FIELDS  # the TrainConfig fields the critic's warm-up reads besides the seed
 from agentrl.files import write_text  # atomic: a temporary sibling, then a rename
 from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
 
@@ -109,10 +110,6 @@ def run_json(root, names, seeds=PLAN.seeds_at(1)):
 
 
 # --- PPO's warmed critic: one per seed, shared by the seed's PPO cells (rules/critic.smk) -----
-
-# The TrainConfig fields the warm-up reads besides the seed (agentrl/critic_store.py, CRITIC_FIELDS).
-CRITIC_FIELDS = ("critic_lr", "critic_warmup_steps", "critic_warmup_episodes_per_task")
-
 
 def critic_constants():
     """The critic's constants that the design's PPO cells share (absent: TrainConfig's defaults)."""
