@@ -8,13 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-import agentrl as arl
 from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
 from agentrl.config import TrainConfig
 from agentrl.experiments import EXPERIMENTS, clip_by_sign, loglog_slope, old_batch, ratio_by_old_prob, run_experiment
 
-TOK = arl.build_tokenizer(arl.make_tasks('all'))
 LISTING = Path(__file__).resolve().parents[2] / 'shared' / 'chapter08' / 'chapter08_listing.py'
 
 
@@ -56,15 +54,9 @@ def table(records, name):
 
 
 @pytest.fixture(scope='module')
-def base():
-    torch.set_num_threads(1)
-    return arl.make_base_agent(TOK)
-
-
-@pytest.fixture(scope='module')
-def runs(base):
+def runs(base, tok):
     """Each experiment once at seed 0 (the slow ones run only here); surrogate also twice more."""
-    return {name: run_experiment(name, base, TOK, 0)[0] for name in EXPERIMENTS}
+    return {name: run_experiment(name, base, tok, 0)[0] for name in EXPERIMENTS}
 
 
 def test_experiment_names():
@@ -111,11 +103,11 @@ def test_structural_facts(runs):
 
 
 @pytest.mark.parametrize('seed', range(40))
-def test_sampler_and_trainer_log_probs_agree_within_1e_5_on_every_published_seed(base, seed):
+def test_sampler_and_trainer_log_probs_agree_within_1e_5_on_every_published_seed(base, seed, tok):
     """T12's check, the chapter's tolerance, on the old batch of each of the design's 40 seeds. Under the numeric
     settings (agentrl.numerics) the comparison is the same on every AVX2 machine; the cached attention once took
     a path of its own and missed 1e-5 (1.96e-5 on seed 6)."""
-    batch, old_logp = old_batch(base, TOK, seed)
+    batch, old_logp = old_batch(base, tok, seed)
     assert ((old_logp - batch['sample_logp']).abs() * batch['action_mask']).max() < 1e-5
 
 
@@ -171,20 +163,20 @@ def test_ratio_by_old_prob_growth_is_absolute():
     assert rows['pi_old=0.5-1.0']['median_gain'] == pytest.approx(0.08)
 
 
-def test_same_seed_same_records_other_seed_differs(base, runs):
-    assert run_experiment('surrogate', base, TOK, 0)[0] == runs['surrogate']
-    other = run_experiment('surrogate', base, TOK, 1)[0]
+def test_same_seed_same_records_other_seed_differs(base, runs, tok):
+    assert run_experiment('surrogate', base, tok, 0)[0] == runs['surrogate']
+    other = run_experiment('surrogate', base, tok, 1)[0]
     assert [r['value'] for r in other] != [r['value'] for r in runs['surrogate']]
 
 
-def test_unknown_experiment_names_the_valid_ones(base):
+def test_unknown_experiment_names_the_valid_ones(base, tok):
     with pytest.raises(ValueError, match='unknown experiment .*valid experiments: importance_weights'):
-        run_experiment('importance', base, TOK, 0)
+        run_experiment('importance', base, tok, 0)
 
 
-def test_cli_writes_run_json_and_records(base, tmp_path, capsys):
+def test_cli_writes_run_json_and_records(base, tmp_path, capsys, tok):
     exported, out = tmp_path / 'base.pt', tmp_path / 'experiments' / 'clip_gradients' / 'seed~2'
-    save_base_agent(base, TOK, exported)  # not the cache: its key follows the source, which may change meanwhile
+    save_base_agent(base, tok, exported)  # not the cache: its key follows the source, which may change meanwhile
     main(['experiment', 'clip_gradients', '--seed', '2', '--out', str(out), '--base', str(exported)])
     meta = json.loads((out / 'run.json').read_text())
     assert meta['kind'] == 'experiment' and meta['name'] == 'clip_gradients' and meta['seed'] == 2

@@ -9,16 +9,12 @@ from agentrl.model import rotate
 from agentrl.packing import Packing, critic_scores, packed_attention, policy_scores
 from agentrl.trainer import sample_batch
 
-TOK = arl.build_tokenizer(arl.make_tasks('all'))
-
 
 @pytest.fixture(scope='module')
-def scored():
-    torch.set_num_threads(1)
-    base = arl.make_base_agent(TOK)
+def scored(base, tok):
     torch.manual_seed(0)
     critic = arl.make_critic(base)
-    batch = sample_batch(base, TOK, 16, torch.Generator().manual_seed(0))
+    batch = sample_batch(base, tok, 16, torch.Generator().manual_seed(0))
     return base, critic, batch['ids'], batch['action_mask']
 
 
@@ -58,7 +54,7 @@ def test_packed_attention_is_bit_identical_to_rotating_and_indexing_one_tensor_a
     assert torch.equal(*(torch.autograd.grad(out, x, grad)[0] for out in (got, expected)))
 
 
-def test_policy_and_critic_scores_are_the_full_forwards_at_policy_tokens(scored):
+def test_policy_and_critic_scores_are_the_full_forwards_at_policy_tokens(scored, tok):
     base, critic, ids, mask = scored
     packing = Packing.of(mask)
     assert packing.rows.numel() < 0.8 * ids.numel()  # padding and trailing tool output are left out
@@ -69,7 +65,7 @@ def test_policy_and_critic_scores_are_the_full_forwards_at_policy_tokens(scored)
         torch.testing.assert_close(logp, token_log_probs(full_logits, ids) * mask, rtol=0, atol=1e-6)
         torch.testing.assert_close(logits, full_logits[:, :-1][mask > 0], rtol=0, atol=1e-5)
         torch.testing.assert_close(values, arl.critic_values(critic, ids) * mask, rtol=0, atol=1e-6)
-    assert logits.shape == (int(mask.sum()), len(TOK))
+    assert logits.shape == (int(mask.sum()), len(tok))
     assert (logp[mask == 0] == 0).all() and (values[mask == 0] == 0).all()
 
 

@@ -2,7 +2,6 @@ import json
 import math
 
 import pytest
-import torch
 
 import agentrl as arl
 from comparable import comparable_csv, comparable_run
@@ -11,15 +10,8 @@ from agentrl.config import TrainConfig
 from agentrl.critic_store import load_critic, save_critic
 from agentrl.trainer import adapt_beta
 
-TOK = arl.build_tokenizer(arl.make_tasks('all'))
 SHORT = dict(iterations=2, episodes_per_iteration=16, critic_warmup_steps=5, critic_warmup_episodes_per_task=2,
              eval_episodes_per_task=2)
-
-
-@pytest.fixture(scope='module')
-def base():
-    torch.set_num_threads(1)
-    return arl.make_base_agent(TOK)
 
 
 @pytest.mark.parametrize('field, value, message', [
@@ -60,18 +52,18 @@ def test_norm_mode_needs_a_norm_const():
         TrainConfig(loss_mode='seq_mean_token_sum_norm')
 
 
-def test_same_config_and_seed_give_identical_numbers(base):
-    first, second = (arl.train(base, TOK, TrainConfig(**SHORT)) for _ in range(2))
+def test_same_config_and_seed_give_identical_numbers(base, tok):
+    first, second = (arl.train(base, tok, TrainConfig(**SHORT)) for _ in range(2))
     assert first.iterations[0]['reward'] == second.iterations[0]['reward']
     strip = lambda records: [{k: v for k, v in r.items() if not k.endswith('_s')} for r in records]
     assert strip(first.iterations) == strip(second.iterations)
     assert first.minibatches == second.minibatches
-    other = arl.train(base, TOK, TrainConfig(**SHORT, seed=1))
+    other = arl.train(base, tok, TrainConfig(**SHORT, seed=1))
     assert strip(other.iterations) != strip(first.iterations)
 
 
-def test_records_have_the_shape_the_analysis_needs(base):
-    result = arl.train(base, TOK, TrainConfig(**SHORT, epochs=3, minibatches=2))
+def test_records_have_the_shape_the_analysis_needs(base, tok):
+    result = arl.train(base, tok, TrainConfig(**SHORT, epochs=3, minibatches=2))
     assert [r['iteration'] for r in result.iterations] == [0, 1]
     assert len(result.epochs) == 2 * 3 and len(result.minibatches) == 2 * 3 * 2
     assert {'clip_frac', 'approx_kl', 'ratio_min', 'ratio_max', 'clip_frac_low', 'clip_frac_high', 'clip_frac_dual',
@@ -81,10 +73,10 @@ def test_records_have_the_shape_the_analysis_needs(base):
     assert 0 <= summary['pass_train'] <= 1 and 0 <= summary['pass_heldout'] <= 1
 
 
-def test_early_stopping_per_epoch_and_per_minibatch(base):
-    epoch = arl.train(base, TOK, TrainConfig(**SHORT, epochs=8, target_kl=1e-6))
+def test_early_stopping_per_epoch_and_per_minibatch(base, tok):
+    epoch = arl.train(base, tok, TrainConfig(**SHORT, epochs=8, target_kl=1e-6))
     assert all(r['epochs_used'] == 1 for r in epoch.iterations)  # the first epoch already passes the target
-    minibatch = arl.train(base, TOK, TrainConfig(**SHORT, epochs=8, target_kl=1e-6, early_stop='minibatch'))
+    minibatch = arl.train(base, tok, TrainConfig(**SHORT, epochs=8, target_kl=1e-6, early_stop='minibatch'))
     assert all(r['gradient_steps'] < 4 for r in minibatch.iterations)
 
 
@@ -94,14 +86,14 @@ def test_kl_penalty_beta_adapts():
     assert adapt_beta(1.0, 0.01, 0.01) == 1.0
 
 
-def test_reinforce_baseline_is_a_run_of_the_same_form(base):
-    result = arl.train(base, TOK, TrainConfig(algorithm='reinforce', lr=2e-3, **SHORT))
+def test_reinforce_baseline_is_a_run_of_the_same_form(base, tok):
+    result = arl.train(base, tok, TrainConfig(algorithm='reinforce', lr=2e-3, **SHORT))
     assert [r['gradient_steps'] for r in result.iterations] == [1, 1]
     assert len(result.minibatches) == 2 and not result.summary['diverged']
 
 
-def test_diverged_run_stops_and_is_marked(base):
-    result = arl.train(base, TOK, TrainConfig(**{**SHORT, 'iterations': 4}, lr=1e30))
+def test_diverged_run_stops_and_is_marked(base, tok):
+    result = arl.train(base, tok, TrainConfig(**{**SHORT, 'iterations': 4}, lr=1e30))
     assert result.summary['diverged'] is True
     assert result.summary['diverged_at'] == len(result.iterations) < 4
     assert 'nan' in result.summary['diverged_reason'].lower()
@@ -178,13 +170,13 @@ def test_cli_refuses_a_critic_for_reinforce(base, tmp_path):
               '--critic', str(tmp_path / 'critic.pt')])
 
 
-def test_ppo_penalty_does_not_clip_and_adapts_beta(base):
+def test_ppo_penalty_does_not_clip_and_adapts_beta(base, tok):
     """Exercise 4: with kl_penalty set the surrogate is unclipped (no token counts as clipped) and beta moves per batch."""
-    result = arl.train(base, TOK, TrainConfig(**SHORT, epochs=4, minibatches=4, kl_penalty=1.0, clip_high=0.01,
+    result = arl.train(base, tok, TrainConfig(**SHORT, epochs=4, minibatches=4, kl_penalty=1.0, clip_high=0.01,
                                               clip_low=0.01))
     assert all(epoch['clip_frac'] == 0.0 for epoch in result.epochs)
     assert max(epoch['approx_kl'] for epoch in result.epochs) > 0.0
     betas = [it['beta'] for it in result.iterations if it.get('beta') is not None]
     assert betas[0] == 1.0 and betas[1] in (0.5, 1.0, 2.0)
-    clipped = arl.train(base, TOK, TrainConfig(**SHORT, epochs=4, minibatches=4, clip_high=0.01, clip_low=0.01))
+    clipped = arl.train(base, tok, TrainConfig(**SHORT, epochs=4, minibatches=4, clip_high=0.01, clip_low=0.01))
     assert max(epoch['clip_frac'] for epoch in clipped.epochs) > 0.0  # the same tiny clip range binds without it
