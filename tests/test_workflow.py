@@ -208,15 +208,6 @@ def test_a_bad_config_stops_before_any_job(tmp_path, changes, words):
     assert not (tmp_path / 'work' / TEST_RESULTS).exists()
 
 
-def test_conda_environment_pins_the_requirements():
-    pins = dict(line.split('==') for line in (REPO / 'envs' / 'requirements.txt').read_text().split() if '==' in line)
-    env = yaml.safe_load((REPO / 'envs' / 'agentrl.yaml').read_text())
-    pip = next(d['pip'] for d in env['dependencies'] if isinstance(d, dict))
-    pinned = dict(line.split('==') for line in pip if '==' in line)
-    assert {'torch', 'pandas', 'scipy', 'seaborn', 'matplotlib', 'numpy', 'PyYAML'} <= set(pinned)
-    assert {name: pins.get(name) for name in pinned} == pinned
-
-
 def test_the_schema_knows_every_trainconfig_field():
     from agentrl.config import TrainConfig
     from agentrl.experiments import EXPERIMENTS

@@ -39,7 +39,7 @@ rule aggregate:
         runtime=30,
         mem_mb=4000,
     conda:
-        "../../envs/agentrl.yaml"
+        "../../envs/analysis.yaml"
     shell:
         "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q}"
         " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"

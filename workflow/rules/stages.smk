@@ -107,7 +107,7 @@ checkpoint stage:
         f"{RESULTS}/benchmarks/stages/stage~{{stage}}.tsv"
     localrule: True  # the plan steers the submitting Snakemake; the look takes seconds
     conda:
-        "../../envs/agentrl.yaml"
+        "../../envs/analysis.yaml"
     shell:
         "OMP_NUM_THREADS=1 python -m analysis stage --run-files {input.runs:q} --baseline {params.baseline:q}"
         f" {{params.looks}} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
