@@ -15,6 +15,8 @@ PACKAGES = ('agentrl', 'analysis', 'workflow')
 # functions, to reach report.to_markdown); the lead removes this cycle after merging issue 23, and then this test
 # fails until the entry is deleted.
 KNOWN_CYCLES = [('analysis.claims', 'analysis.report', 'analysis.sequential')]
+# What analysis and the workflow share with agentrl and each other: modules that import neither torch nor pandas.
+SHARED = ['agentrl.algorithms', 'agentrl.files', 'agentrl.numerics', 'workflow.design']
 
 
 def module_name(path: Path) -> str:
@@ -121,8 +123,13 @@ def loaded_by(modules: list[str]) -> set[str]:
 
 
 def test_the_shared_modules_import_neither_torch_nor_pandas():
-    assert not {'torch', 'pandas'} & loaded_by(['agentrl.algorithms', 'agentrl.files', 'agentrl.numerics',
-                                               'workflow.design'])
+    assert not {'torch', 'pandas'} & loaded_by(SHARED)
+
+
+def test_analysis_and_the_workflow_reach_agentrl_only_through_the_shared_modules():
+    reached = {target for module, targets in import_graph().items() if module.split('.')[0] != 'agentrl'
+               for target in targets if target.split('.')[0] == 'agentrl'}
+    assert reached and reached <= set(SHARED)
 
 
 def test_the_analysis_imports_no_torch():
