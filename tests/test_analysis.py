@@ -24,7 +24,6 @@ from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
 from analysis.verdicts import decide
 
-REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {key: 'test' for key in PROVENANCE_KEYS}  # what the aggregation requires of a run's provenance
 CHAPTER = load_chapter()
 DEFAULTS = dict(algorithm='ppo', gamma=1.0, lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2,
