@@ -224,8 +224,15 @@ def seed_plan(config: dict) -> SeedPlan:
     initial, step, most = seeds['initial'], seeds['step'], seeds['max']
     if most < initial:
         raise DesignError(f'seeds: max={most} is less than initial={initial}')
-    looks = tuple(range(initial, most, step)) + (most,)
-    return SeedPlan(tuple(range(most)), looks, step)
+    looks = [initial]
+    while looks[-1] < most:
+        looks.append(next_look(looks[-1], step, most))
+    return SeedPlan(tuple(range(most)), tuple(looks), step)
+
+
+def next_look(seeds: int, step: int, most: int) -> int:
+    """The seeds per source at the look after one at `seeds`: `step` more, at most `most` (the design's max)."""
+    return min(seeds + step, most)
 
 
 # --- files and the command line ---------------------------------------------------------------
