@@ -24,7 +24,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from .chapter import Context, Selected, printed
 from .claims import load_claims, samples
 from .figures import save, style
-from .verdicts import DIRECTION, per_seed, to_scale
+from .verdicts import DIRECTION, band, per_seed, to_scale
 from .words import factor
 
 COLORS = {'reproduced': '#009e73', 'contradicted': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff',
@@ -32,7 +32,7 @@ COLORS = {'reproduced': '#009e73', 'contradicted': '#d55e00', 'inconclusive': '#
 OTHER = '#cc79a7'  # a verdict this module does not know
 CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
 LIMIT = 100.0  # positions beyond +-LIMIT are drawn at the edge, an arrow pointing on
-BLOCKS = {'calibration': 'Calibration targets (the substrate was tuned to these figures: not evidence)',
+BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
           'literature': 'Claims the chapter cites from the literature', 'check': 'Deterministic checks'}
 SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
 ROW, HEADER = 0.16, 0.34  # inches per claim and per block title
@@ -133,13 +133,14 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     height = ROW * len(rows) + HEADER * len(parts) + 1.6
     fig = Figure(figsize=(10.0, height))
     FigureCanvasAgg(fig)
-    ax = fig.add_axes([0.3, 0.8 / height, 0.6, 1 - 1.5 / height])
+    ax = fig.add_axes([0.3, 0.8 / height, 0.6, 1 - 1.7 / height])
     y, ticks, labels = 0.0, [], []
     for title, block in parts:
-        ax.axhline(y + 0.5, color='#555555', linewidth=0.6)
+        ax.plot([-0.45, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
+                linewidth=0.6)
         y += HEADER / ROW
-        ax.text(0.0, y, f'{title}: {tally(block)}', transform=ax.get_yaxis_transform(), ha='left',
-                va='center', fontsize=8.5, fontweight='bold')
+        ax.text(-0.45, y, f'{title}: {tally(block)}', transform=ax.get_yaxis_transform(), ha='left',
+                va='center', fontsize=8.5, fontweight='bold')  # from under the ids: room for a long title
         for _, row in block.iterrows():
             y += 1
             draw_row(ax, row, y)
@@ -153,8 +154,7 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
     ax.xaxis.set_minor_locator(FixedLocator([]))
     ax.grid(axis='y', visible=False)
-    ax.text(1.01, HEADER / ROW, 'seeds', transform=ax.get_yaxis_transform(), fontsize=7, va='center',
-            fontweight='bold')
+    ax.text(1.01, 1.0, 'seeds', transform=ax.transAxes, fontsize=7, va='bottom', fontweight='bold')
     ax.set_xlabel('our estimate and 95% CI in units of the claim: its band spans -1 to 1; a direction points right,\n'
                   'no effect at 0 and the smallest effect of interest at 1 (a log axis beyond 1)', fontsize=8)
     chapter_rows = rows[rows['group'] == 'chapter']
@@ -225,9 +225,10 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     if 'than' in claim:
         left.axhline(float(claim['than']), color='k', linestyle='--', linewidth=1)
     if claim['kind'] == 'about' and len(found) == 1:
-        left.axhspan(row['band_low'], row['band_high'], color=CLAIMED, zorder=0)
+        left.axhspan(*band(claim), color=CLAIMED, zorder=0)
     left.set_xticks(range(len(values)), ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
-    left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or 'value', title=f'per seed ({row["n"]} seeds)')
+    left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or ('value' if len(names) > 1 else names[0]),
+             title=f'per seed ({seeds} seeds)')
     if log and all((v > 0).all() for v in values):
         log_y(left)
     decision(right, claim, row, looks, log)
@@ -248,7 +249,7 @@ def log_y(ax) -> None:
 def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool) -> None:
     """The estimate at each look with its 95% CI, coloured by that look's verdict, against the band or no effect."""
     if claim['kind'] == 'about':
-        ax.axhspan(row['band_low'], row['band_high'], color=CLAIMED, zorder=0, label='band')
+        ax.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
     else:
         none = 1.0 if log else 0.0
         ax.axhline(none, color='k', linewidth=1, label='no effect')
@@ -261,12 +262,16 @@ def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool) ->
             color = COLORS.get(look['verdict'], OTHER)
             ax.plot([look['seeds']] * 2, [look['ci_low'], look['ci_high']], color=color, linewidth=2)
             ax.plot([look['seeds']], [look['estimate']], 'o', color=color, markeredgecolor='k', markeredgewidth=0.4)
+    if not np.isfinite(row['estimate']):  # say why the last look has no estimate
+        ax.text(0.98, 0.03, textwrap.shorten(f"at {row['n']} seeds: {row['note'] or 'no estimate'}", 70,
+                                             placeholder='...'), transform=ax.transAxes, ha='right', fontsize=7)
     chapter = chapter_value(claim)
     if np.isfinite(chapter):
         ax.plot([1], [chapter], 'kx', markersize=8, markeredgewidth=1.5, label="chapter (one seed)")
     if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
         log_y(ax)
-    ax.set(xlabel='seeds at the look', ylabel='ratio' if log else claim.get('of') or 'estimate',
+    ax.set(xlabel='seeds at the look', ylabel=(claim.get('of') or 'mean over seeds') if claim['kind'] == 'about'
+           else 'ratio' if log else 'difference',
            xlim=(0, looks['seeds'].max() * 1.08 + 1))
     ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
     ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,
