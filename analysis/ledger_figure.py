@@ -134,7 +134,7 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     fig = Figure(figsize=(10.0, height))
     FigureCanvasAgg(fig)
     ax = fig.add_axes([0.3, 0.8 / height, 0.6, 1 - 1.7 / height])
-    y, ticks, labels = 0.0, [], []
+    y, ticks, labels, links = 0.0, [], [], []
     for title, block in parts:
         ax.plot([-0.45, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
                 linewidth=0.6)
@@ -146,10 +146,13 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
             draw_row(ax, row, y)
             ticks.append(y)
             labels.append(row['id'])
+            links.append(f"../{FOLDER}/{row['id']}.svg" if has_figure(row) else None)
     ax.set_xscale('symlog', linthresh=1, linscale=1.5)
     ax.set_xlim(-LIMIT * 1.15, LIMIT * 1.15)
     ax.set_ylim(y + 0.8, 0)
     ax.set_yticks(ticks, labels, fontsize=6.5)
+    for label, link in zip(ax.get_yticklabels(), links):
+        label.set_url(link)  # in the SVG, a claim's id opens its own figure
     positions = [-100, -10, -1, 0, 1, 10, 100]
     ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
     ax.xaxis.set_minor_locator(FixedLocator([]))
@@ -167,6 +170,11 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.42 / height), ncol=6, fontsize=7,
                frameon=False, handlelength=1.2, columnspacing=1.0)
     return fig
+
+
+def has_figure(row: pd.Series) -> bool:
+    """Whether a ledger row gets a figure of its own: a statistical claim with values."""
+    return row['group'] != 'check' and row['verdict'] != 'untested'
 
 
 def draw_row(ax, row: pd.Series, y: float) -> None:
@@ -288,7 +296,7 @@ def write_ledger_figures(ctx: Context, frame: pd.DataFrame, looks: pd.DataFrame,
         paths = save(ledger_figure(frame, claims, ctx.chapter), out / 'figures' / LEDGER)
         for claim in claims['claims']:
             row = rows.loc[claim['id']]
-            if row['group'] != 'check' and row['verdict'] != 'untested':
+            if has_figure(row):
                 history = looks[looks['id'] == claim['id']]
                 paths += save(claim_figure(claim, row, samples(claim, ctx), history), out / FOLDER / claim['id'],
                               formats=('svg',))  # the report's and the README's format

@@ -47,6 +47,9 @@ def test_every_claim_has_a_row_in_its_verdicts_colour(ledger):
     for row in frame[frame['group'] == 'check'].itertuples():
         assert colours[row.id] == COLORS[row.verdict], (row.id, row.verdict)
     assert len(set(estimated['verdict'])) >= 2  # the colours are told apart, not one colour for all
+    links = {t.get_text(): t.get_url() for t in fig.axes[0].get_yticklabels()}
+    assert all(links[i] == f'../claims/{i}.svg' for i in estimated['id'])  # an id opens the claim's own figure
+    assert all(links[i] is None for i in frame.loc[frame['group'] == 'check', 'id'])
     chapter = frame[frame['group'] == 'chapter']
     assert fig.get_suptitle().endswith(f'(of {len(chapter)})')  # the counts first
 
