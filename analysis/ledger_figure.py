@@ -111,7 +111,8 @@ def tally(rows: pd.DataFrame) -> str:
 
 
 def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
-    """The ledger's statistical rows on the figure's axis: x, x_low, x_high (the CI), chapter_x."""
+    """The ledger's rows with their places on the figure's axis: x, x_low, x_high (the CI), chapter_x (NaN for a check
+    or a claim without an estimate)."""
     by_id = {c['id']: c for c in claims['claims']}
     out = []
     for _, row in frame.iterrows():
@@ -156,6 +157,7 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     positions = [-100, -10, -1, 0, 1, 10, 100]
     ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
     ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.tick_params(axis='x', top=True, labeltop=True)  # the scale at both ends of a tall figure
     ax.grid(axis='y', visible=False)
     ax.text(1.01, 1.0, 'seeds', transform=ax.transAxes, fontsize=7, va='bottom', fontweight='bold')
     ax.set_xlabel('our estimate and 95% CI in units of the claim: its band spans -1 to 1; a direction points right,\n'
