@@ -9,6 +9,7 @@ import importlib
 
 from . import numerics
 
+numerics.apply()
 __version__ = '0.1.0'
 
 _EXPORTS = {

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from .demos import PretrainConfig, pretrain
+from .numerics import NUMERICS_VERSION
 from .model import TinyAgent, TinyAgentConfig
 from .runio import default_mode
 from .tasks import make_tasks
@@ -31,7 +32,8 @@ def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainCon
     tasks = [[t.name, t.reference] for t in make_tasks('all')]
     code = hashlib.sha256(b''.join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)).hexdigest()
     blob = json.dumps(dict(format=CACHE_FORMAT, tasks=tasks, vocab=tok.vocab, model=model_config.to_dict(),
-                           pretrain=asdict(config), code=code, torch=torch.__version__.split('+')[0]),
+                           pretrain=asdict(config), code=code, torch=torch.__version__.split('+')[0],
+                           numerics=NUMERICS_VERSION),
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 

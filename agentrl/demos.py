@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import numerics
 from .env import BugFixEnv
 from .lang import Line, sample_repair
 from .losses import masked_mean, token_log_probs
@@ -100,6 +101,7 @@ def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConf
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
+        numerics.require()
         with torch.random.fork_rng():
             torch.manual_seed(config.seed)
             model = TinyAgent(model_config)

@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from . import numerics
 from .config import TrainConfig
 from .losses import entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent
@@ -302,6 +303,7 @@ def run_experiment(name: str, base: TinyAgent, tok: Tokenizer, seed: int) -> tup
     """Run one experiment by name -> (records, summary of what it wrote and how long it took)."""
     if name not in EXPERIMENTS:
         raise ValueError(f'unknown experiment {name!r}; valid experiments: {", ".join(EXPERIMENTS)}')
+    numerics.require()
     start = time.perf_counter()
     out = EXPERIMENTS[name](base, tok, seed)
     tables = sorted({r['table'] for r in out})

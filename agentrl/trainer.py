@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import numerics
 from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
 from .config import TrainConfig
 from .env import BugFixEnv
@@ -100,6 +101,7 @@ def trim(ids: torch.Tensor, pad_id: int, *per_token: torch.Tensor) -> tuple[torc
 def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Critic:
     """A critic copied from the policy and regressed on Monte Carlo returns of its episodes; its head is drawn
     from torch's global generator seeded CRITIC_INIT_SEED + seed (the generator's state is restored after)."""
+    numerics.require()
     with torch.random.fork_rng():
         torch.manual_seed(CRITIC_INIT_SEED + config.seed)
         critic = make_critic(policy)
@@ -205,6 +207,7 @@ def train(base: TinyAgent, tok: Tokenizer, config: TrainConfig, log=None, critic
     """
     if critic is not None and config.algorithm != 'ppo':
         raise ValueError(f'algorithm={config.algorithm!r} uses no critic; give a warmed critic to PPO runs only')
+    numerics.require()
     start = time.perf_counter()
     result = RunResult(config)
     policy = copy.deepcopy(base)

@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .cells import axes, order
+from .cells import axes, block_name, blocks, order
 from .chapter import Context, printed
 from .compare import COLUMNS as COMPARE_COLUMNS
 from .files import write_bytes
@@ -31,7 +31,8 @@ from workflow.design import AXES, text
 RC = {'svg.hashsalt': 'analysis', 'svg.fonttype': 'none', 'figure.dpi': 100, 'savefig.dpi': 100}
 METADATA = {'svg': {'Date': None, 'Creator': None}, 'png': {'Software': None}}
 FORMATS = ('svg', 'png')
-FOREST_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30')  # the main outcomes; all in the tables
+FOREST_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'reward_same_episodes')  # the main outcomes, where
+# a cell has them (the last: runs of another length); all in the tables
 KL_TARGET = 0.02  # the chapter's early-stopping target, marked in Figure 8.3
 CLIP, DUAL = 0.2, 3.0  # Figure 8.2: eps and the dual-clip constant c
 
@@ -207,27 +208,65 @@ def learning_curves(ctx: Context, runs: Runs) -> Figure:
     return fig
 
 
+def axis_rows(comparisons: pd.DataFrame, axis: str, ctx: Context) -> pd.DataFrame:
+    """One axis's rows with a label (`epochs=8`) and its level's colour."""
+    rows = comparisons[comparisons['axis'] == axis]
+    levels = {cell: ctx.configs[cell][axis] for cell in rows['cell']}
+    colors = level_colors(list(levels.values()), ctx.configs[ctx.baseline][axis])
+    return rows.assign(label=[level_name(axis, levels[c]) for c in rows['cell']],
+                       color=[colors[levels[c]] for c in rows['cell']])
+
+
+def block_rows(comparisons: pd.DataFrame, fields: tuple[str, ...], cells: list[str], ctx: Context) -> pd.DataFrame:
+    """A factorial block's rows: each interaction (black), then each of its cells minus the baseline (the one-factor
+    cells' from their axes), by level; labelled by the block's levels (`epochs=8, minibatches=8`)."""
+    name = block_name(fields)
+    rows = comparisons[comparisons['cell'].isin(cells) & ((comparisons['axis'] == name)
+                                                         | (comparisons['contrast'] == 'difference'))]
+    interactions = rows['contrast'] == 'interaction'
+    rank = rows['cell'].map({cell: rank for rank, cell in enumerate(cells)}) - len(cells) * interactions
+    rows = rows.assign(rank=rank).sort_values('rank', kind='stable')
+    palette = dict(zip(cells, sns.color_palette('colorblind', len(cells))))
+    levels = {cell: ', '.join(level_name(f, ctx.configs[cell][f]) for f in fields) for cell in cells}
+    kinds = list(zip(rows['cell'], rows['contrast']))
+    return rows.assign(label=[levels[c] if k == 'difference' else f'interaction at {levels[c]}' for c, k in kinds],
+                       color=[palette[c] if k == 'difference' else 'k' for c, k in kinds])
+
+
+def episodes_note(part: pd.DataFrame, lengths_differ: bool) -> str:
+    """Where cells and the baseline train for different lengths: the training episodes a panel compares."""
+    pairs = set(zip(part['episodes_cell'], part['episodes_baseline']))
+    if not lengths_differ or len(pairs) != 1:
+        return ''
+    cell, base = pairs.pop()
+    return f'\nafter {cell} episodes each' if cell == base else f'\nafter {cell} vs {base} episodes'
+
+
 def forest(comparisons: pd.DataFrame, axis: str, ctx: Context) -> Figure:
-    """One ablation axis: each cell's difference from the baseline with its 95% CI, a panel per main metric."""
-    rows = comparisons[(comparisons['axis'] == axis) & comparisons['metric'].isin(FOREST_METRICS)]
+    """One ablation axis or factorial block: each row's contrast with its 95% CI, a panel per main metric, a row of
+    the figure per label (a gap where a cell lacks the metric)."""
+    block = {block_name(fields): (fields, cells) for fields, cells in blocks(ctx.configs, ctx.baseline).items()}
+    rows = block_rows(comparisons, *block[axis], ctx) if axis in block else axis_rows(comparisons, axis, ctx)
+    rows = rows[rows['metric'].isin(FOREST_METRICS)]
     metrics = [m for m in FOREST_METRICS if m in set(rows['metric'])]
-    levels = {cell: ctx.configs.get(cell, {}).get(axis) for cell in rows['cell'].unique()}
-    colors = level_colors(list(levels.values()), ctx.configs.get(ctx.baseline, {}).get(axis))
-    fig, grid = panels(max(len(metrics), 1), width=3.2, height=0.4 * rows['cell'].nunique() + 1.4, sharey=True)
+    labels = list(dict.fromkeys(rows['label']))
+    lengths_differ = (rows['episodes_cell'] != rows['episodes_baseline']).any()
+    fig, grid = panels(max(len(metrics), 1), width=3.2, height=0.4 * len(labels) + 1.4, sharey=True)
     for ax, metric in zip(grid, metrics):
-        part = rows[rows['metric'] == metric].reset_index(drop=True)
-        y = np.arange(len(part))
-        ax.hlines(y, part['ci_low'], part['ci_high'], color=[colors[levels[c]] for c in part['cell']])
-        ax.scatter(part['diff'], y, color=[colors[levels[c]] for c in part['cell']], zorder=3)
+        part = rows[rows['metric'] == metric]
+        y = [labels.index(label) for label in part['label']]
+        ax.hlines(y, part['ci_low'], part['ci_high'], color=list(part['color']))
+        ax.scatter(part['diff'], y, color=list(part['color']), zorder=3)
         ax.axvline(0, color='k', linewidth=0.5)
-        ax.set_yticks(y, [level_name(axis, levels[c]) for c in part['cell']])
-        ax.set(xlabel=f'{metric}: cell - baseline\n(95% CI of the difference)', ylabel='',
-               ylim=(-0.6, len(part) - 0.4))
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set(xlabel=f'{metric}\n(contrast, 95% CI)' if axis in block else
+               f'{metric}: cell - baseline{episodes_note(part, lengths_differ)}\n(95% CI of the difference)', ylabel='',
+               ylim=(-0.6, len(labels) - 0.4))
     return fig
 
 
 def write_figures(ctx: Context, runs: Runs, comparisons: pd.DataFrame, folder: Path) -> list[Path]:
-    """Every figure into folder: fig8_1, fig8_2, fig8_3, learning_curves, forest_<axis> for each axis."""
+    """Every figure into folder: fig8_1, fig8_2, fig8_3, learning_curves, forest_<axis> for each axis and block."""
     comparisons = comparisons if comparisons is not None else pd.DataFrame(columns=COMPARE_COLUMNS)
     with style():
         paths = figure_8_1(ctx, folder / 'fig8_1') + figure_8_2(folder / 'fig8_2')

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentrl.numerics import PROVENANCE_KEYS
+
 RUN_COLUMNS = ['kind', 'name', 'seed', 'path']
 TABLES = ('iterations', 'epochs', 'minibatches', 'records')
 LABELS = ('table', 'row', 'metric')  # string columns of records.csv
@@ -70,6 +72,10 @@ def load_runs(*paths: Path | str) -> Runs:
             info = json.loads((path / 'run.json').read_text())
         except json.JSONDecodeError as error:
             raise ValueError(f'{path / "run.json"} is not valid JSON: {error}') from None
+        missing = [key for key in PROVENANCE_KEYS if key not in info.get('provenance', {})]
+        if missing:
+            raise ValueError(f'{path / "run.json"} has no {", ".join(missing)} in its provenance: it was made without '
+                             'the numeric settings of agentrl.numerics, so its numbers depend on its CPU; rerun it')
         name, seed = str(info['name']), int(info['seed'])
         meta.append(dict(kind=info.get('kind', 'train'), name=name, seed=seed, path=str(path)))
         if 'config' in info:

@@ -92,6 +92,15 @@ def with_failures(summaries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([kept[kept['_merge'] == 'left_only'].drop(columns='_merge'), failed], ignore_index=True)
 
 
+def reward_at(iterations: pd.DataFrame, name: str, episodes: int, diverged: list[int]) -> pd.Series:
+    """One cell's batch reward by seed at the iteration that ends after `episodes` training episodes; a diverged run
+    stopped before it counts as a failure (0)."""
+    rows = iterations[(iterations['name'] == name) & (iterations['episodes'] == episodes)]
+    found = rows.set_index('seed')['reward']
+    failed = pd.Series(0.0, index=[seed for seed in diverged if seed not in found.index])
+    return pd.concat([found, failed]).sort_index() if len(failed) else found.sort_index()
+
+
 def diverged_seeds(values: pd.DataFrame) -> dict[str, list[int]]:
     """Trainer cell -> the seeds of its diverged runs (sorted); cells without any are absent."""
     rows = values[(values['table'] == TRAIN) & (values['metric'] == 'diverged') & (values['value'] == 1)]

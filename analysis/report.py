@@ -93,11 +93,12 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
     inventory = (runs.runs.groupby(['kind', 'name'])['seed']
                  .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
+    comparisons = compare(values, ctx.configs, ctx.baseline, runs.tables.get('iterations'))
     history = []
     claims = sequential_ledger(ctx, Design(looks, max_seeds) if looks else None, alpha=alpha, min_seeds=min_seeds,
                                history=history)
-    return Analysis(ctx, inventory, cells, epochs, experiments, compare(values, ctx.configs, ctx.baseline),
-                    chapter_tables(ctx, method, seed), claims, pd.concat(history, ignore_index=True))
+    return Analysis(ctx, inventory, cells, epochs, experiments, comparisons, chapter_tables(ctx, method, seed), claims,
+                    pd.concat(history, ignore_index=True))
 
 
 def write_tables(result: Analysis, out: Path) -> list[Path]:
@@ -107,7 +108,7 @@ def write_tables(result: Analysis, out: Path) -> list[Path]:
     paths += write_table(result.cells, folder / 'cells', 'Trainer cells: run-level metrics across seeds')
     paths += write_table(result.epochs, folder / 'epochs', 'Trainer cells: per-epoch means across seeds')
     paths += write_table(result.experiments, folder / 'experiments', 'Chapter experiments: records across seeds')
-    paths += write_table(result.comparisons, folder / 'comparisons', 'Each ablation cell against the baseline')
+    paths += write_table(result.comparisons, folder / 'comparisons', 'Every cell of the design against the baseline')
     paths += write_table(result.chapter, folder / 'chapter', "The chapter's figures against ours")
     for table, spec in result.ctx.chapter['tables'].items():
         rows = result.chapter[result.chapter['table'] == table][CHAPTER_VIEW]

@@ -107,7 +107,7 @@ def welch(x, y, confidence: float = CONFIDENCE) -> dict:
     if len(x) and len(y):
         out['diff'] = float(x.mean() - y.mean())
     if len(x) < 2 or len(y) < 2:
-        return dict(out, status='n<2')
+        return dict(out, status='n<2' if len(x) and len(y) else 'empty')
     if np.ptp(x) == 0 and np.ptp(y) == 0:
         return dict(out, status='zero variance')
     res = stats.ttest_ind(x, y, equal_var=False)
@@ -118,17 +118,27 @@ def welch(x, y, confidence: float = CONFIDENCE) -> dict:
 
 @quiet()
 def paired(x: pd.Series, y: pd.Series, confidence: float = CONFIDENCE) -> dict:
-    """mean(x - y) over the seeds both Series hold (index: seed) with its paired-t CI, t, df, two-sided p
-    (scipy.stats.ttest_rel) and the sd of the differences; Welch's test when fewer than two seeds are shared."""
-    both = pd.concat([x.rename('x'), y.rename('y')], axis=1, join='inner').dropna()
-    if len(both) < 2:
+    """mean(x - y) over the seeds both Series hold (index: seed): contrast() with weights (1, -1), the paired t
+    (scipy.stats.ttest_rel's); Welch's test when fewer than two seeds are shared."""
+    if len(pd.concat([x, y], axis=1, join='inner').dropna()) < 2:
         return dict(welch(x, y, confidence), paired=False, n=min(len(finite(x)), len(finite(y))), sd=math.nan)
-    d = (both['x'] - both['y']).to_numpy()
-    out = dict(diff=float(d.mean()), ci_low=math.nan, ci_high=math.nan, t=math.nan, df=float(len(d) - 1),
-               p=math.nan, status='ok', paired=True, n=len(d), sd=float(d.std(ddof=1)))
+    return contrast([x, y], [1, -1], confidence)
+
+
+@quiet()
+def contrast(terms: list[pd.Series], weights: list[float], confidence: float = CONFIDENCE) -> dict:
+    """sum_i weights[i] * terms[i] per seed, over the seeds every Series holds (index: seed): its mean with the
+    one-sample t CI, t, df, two-sided p (scipy.stats.ttest_1samp) and the sd of the per-seed contrasts."""
+    both = pd.concat([t.rename(i) for i, t in enumerate(terms)], axis=1, join='inner').dropna()
+    d = sum(w * both[i] for i, w in enumerate(weights)).to_numpy(dtype=float)  # [seeds]
+    n, nan = len(d), math.nan
+    out = dict(diff=float(d.mean()) if n else nan, ci_low=nan, ci_high=nan, t=nan, df=float(n - 1) if n else nan,
+               p=nan, status='ok', paired=True, n=n, sd=float(d.std(ddof=1)) if n > 1 else nan)
+    if n < 2:
+        return dict(out, status='empty' if n == 0 else 'n<2')
     if np.ptp(d) == 0:
         return dict(out, ci_low=out['diff'], ci_high=out['diff'], status='zero variance')
-    res = stats.ttest_rel(both['x'], both['y'])
+    res = stats.ttest_1samp(d, 0.0)
     ci = res.confidence_interval(confidence)
     return dict(out, ci_low=float(ci.low), ci_high=float(ci.high), t=float(res.statistic), p=float(res.pvalue))
 

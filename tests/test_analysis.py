@@ -5,6 +5,8 @@ import ast
 import csv
 import json
 import math
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from agentrl.numerics import PROVENANCE_KEYS
 from analysis.cells import axes, find_baseline, select
 from analysis.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
 from analysis.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
@@ -25,6 +28,7 @@ from analysis.stats import describe, seeds_for_power
 from analysis.verdicts import decide
 
 REPO = Path(__file__).resolve().parents[1]
+PROVENANCE = {key: 'test' for key in PROVENANCE_KEYS}  # what the aggregation requires of a run's provenance
 CHAPTER = load_chapter()
 DEFAULTS = dict(algorithm='ppo', gamma=1.0, lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2,
                 dual_clip=None, value_clip=0.2, target_kl=None, early_stop='epoch', lr=1e-3, critic_lr=1e-3,
@@ -49,8 +53,9 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def write_run(path: Path, meta: dict, tables: dict[str, list[dict]]) -> Path:
+    """A run directory as agentrl writes it; the provenance the aggregation requires unless meta has its own."""
     path.mkdir(parents=True)
-    (path / 'run.json').write_text(json.dumps(meta, indent=2, sort_keys=True))
+    (path / 'run.json').write_text(json.dumps({'provenance': PROVENANCE, **meta}, indent=2, sort_keys=True))
     for name, rows in tables.items():
         write_csv(path / f'{name}.csv', rows)
     return path
@@ -86,7 +91,7 @@ def train_run(root: Path, cell: str, seed: int, overrides: dict) -> Path:
     summary = dict(pass_train=0.9 + 0.03 * rng.normal(), pass_heldout=held_out, diverged=False, diverged_at=None,
                    iterations_done=len(iterations), gradient_steps=sum(i['gradient_steps'] for i in iterations),
                    final_batch_reward=iterations[-1]['reward'], wall_s=80.0)
-    meta = dict(kind='train', name=cell, seed=seed, config=config, summary=summary, provenance={'host': 'test'})
+    meta = dict(kind='train', name=cell, seed=seed, config=config, summary=summary)
     return write_run(root / cell / f'seed~{seed}', meta, dict(iterations=iterations, epochs=epochs,
                                                                  minibatches=minibatches))
 
@@ -120,7 +125,7 @@ def experiment_runs(root: Path, seed: int) -> None:
     records = pd.DataFrame(chapter_records(np.random.default_rng(100 + seed)))
     for name, tables in EXPERIMENTS.items():
         if name != 'clip_gradients' or seed == 0:
-            meta = dict(kind='experiment', name=name, seed=seed, summary={'records': 1}, provenance={})
+            meta = dict(kind='experiment', name=name, seed=seed, summary={'records': 1})
             write_run(root / name / f'seed~{seed}', meta,
                       dict(records=records[records['table'].isin(tables)].to_dict('records')))
 
@@ -185,6 +190,16 @@ def test_load_names_a_broken_run_json(tmp_path):
         load_runs(tmp_path)
 
 
+def test_load_refuses_a_run_made_without_the_numeric_settings_naming_it(tmp_path):
+    run = tmp_path / 'cell' / 'seed~0' / 'run.json'
+    run.parent.mkdir(parents=True)
+    run.write_text(json.dumps(dict(kind='train', name='cell', seed=0, provenance={'host': 'old'})))
+    with pytest.raises(ValueError, match=r'cell/seed~0/run.json has no numerics_version, cpu, .* rerun it'):
+        load_runs(tmp_path)
+    run.write_text(json.dumps(dict(kind='train', name='cell', seed=0, provenance=PROVENANCE)))
+    assert load_runs(tmp_path).runs['name'].tolist() == ['cell']
+
+
 def test_values_derive_the_chapter_figures_of_a_run(tree, ctx):
     its = pd.read_csv(tree / 'runs' / 'baseline' / 'seed~2' / 'iterations.csv')
     mine = ctx.values[(ctx.values['source'] == 'baseline') & (ctx.values['seed'] == 2) & (ctx.values['row'] == '')]
@@ -232,8 +247,9 @@ def test_baseline_axes_and_selection(runs):
     renamed = {('chapter' if k == 'baseline' else k): v for k, v in configs.items()}
     assert find_baseline(renamed, defaults=CHAPTER['defaults']) == 'chapter'
     assert find_baseline(renamed) is None
-    assert axes(configs, 'baseline') == {'epochs': ['epochs8'], 'lam': ['lam0.9', 'lam0.95'],
-                                         'target_kl': ['kl0.02'], 'value_clip': ['vclip-none']}
+    assert axes(configs, 'baseline') == {'algorithm': ['reinforce'], 'epochs': ['epochs8'],  # its lr is its own
+                                         'lam': ['lam0.9', 'lam0.95'], 'target_kl': ['kl0.02'],
+                                         'value_clip': ['vclip-none']}
     assert axes(configs, None) == {}
     assert select(configs, {}, 'baseline') == 'baseline'
     assert select(configs, {'lam': 1.0}, 'baseline') == 'baseline'
@@ -245,7 +261,7 @@ def test_baseline_axes_and_selection(runs):
 
 def test_comparisons_against_the_baseline_are_paired_by_seed(runs, ctx):
     table = compare(ctx.values, ctx.configs, ctx.baseline)
-    assert set(table['axis']) == {'epochs', 'lam', 'target_kl', 'value_clip'}
+    assert set(table['axis']) == {'algorithm', 'epochs', 'lam', 'target_kl', 'value_clip'}
     row = table[(table['cell'] == 'lam0.95') & (table['metric'] == 'pass_heldout')].iloc[0]
     x, base = seed_values(runs, 'lam0.95', 'pass_heldout'), seed_values(runs, 'baseline', 'pass_heldout')
     ref = scipy_stats.ttest_rel(x, base)  # cells of one seed share the warm critic, first batch and evaluation
@@ -454,8 +470,9 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     first = read_tree(tmp_path / 'a')
     names = list(CHAPTER['tables']) + ['cells', 'epochs', 'experiments', 'comparisons', 'chapter', 'claims', 'runs']
     tables = {f'tables/{t}.{ext}' for t in names for ext in ('md', 'csv')}
-    figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_lam',
-                                              'forest_epochs', 'forest_target_kl', 'forest_value_clip', 'claims']
+    figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_algorithm',
+                                              'forest_lam', 'forest_epochs', 'forest_target_kl', 'forest_value_clip',
+                                              'claims']
                for ext in ('svg', 'png')}
     ledger = pd.read_csv(tmp_path / 'a' / 'tables' / 'claims.csv')
     drawn = ledger[(ledger['group'] != 'check') & (ledger['verdict'] != 'untested')]['id']
@@ -497,12 +514,17 @@ def test_markdown_marks_missing_values_and_escapes_pipes():
     assert text == '| a | b |\n|---|---|\n| – | x\\|y |\n| 1.235 | – |\n'
 
 
-def test_analysis_never_imports_torch_or_agentrl():
+def test_analysis_never_imports_torch_or_agentrl_beyond_its_pure_numerics():
     for path in sorted((REPO / 'analysis').glob('*.py')):
         for node in ast.walk(ast.parse(path.read_text())):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
-            assert not {n.split('.')[0] for n in names} & {'torch', 'agentrl'}, (path.name, names)
+            assert not {n.split('.')[0] for n in names if n != 'agentrl.numerics'} & {'torch', 'agentrl'}, (path.name,
+                                                                                                          names)
+    modules = ' '.join(f'analysis.{path.stem}' for path in sorted((REPO / 'analysis').glob('*.py')))
+    code = f'import importlib, sys\nfor m in "{modules}".split(): importlib.import_module(m)\nprint("torch" in sys.modules)'
+    out = subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == 'False'
 
 
 def test_no_runs_at_all_still_gives_every_output(tmp_path):

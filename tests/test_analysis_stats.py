@@ -84,7 +84,7 @@ def test_welch_matches_scipy():
 
 def test_welch_degenerate_inputs():
     assert welch([1.0], X)['status'] == 'n<2'
-    assert welch([], [])['status'] == 'n<2' and math.isnan(welch([], [])['diff'])
+    assert welch([], [])['status'] == 'empty' and math.isnan(welch([], [])['diff'])
     out = welch([2.0, 2.0, 2.0], [1.0, 1.0])
     assert out['status'] == 'zero variance' and out['diff'] == 1.0 and math.isnan(out['p'])
     assert welch([2.0, 2.0, 2.0], X)['status'] == 'ok'  # one constant arm is fine

@@ -25,7 +25,7 @@ def test_learning_curves_have_a_panel_per_axis_named_by_the_registry_with_legend
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         panels = {ax.get_title(): ax for ax in fig.axes}
-        assert set(panels) == {'lambda', 'epochs', 'target KL', 'value clip'}
+        assert set(panels) == {'algorithm', 'lambda', 'epochs', 'target KL', 'value clip'}
         labels = {title: [t.get_text() for t in ax.get_legend().get_texts()] for title, ax in panels.items()}
         assert labels['lambda'] == ['lambda=0.9', 'lambda=0.95', 'lambda=1']
         assert labels['target KL'] == ['target KL=none', 'target KL=0.02']

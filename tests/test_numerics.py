@@ -1,0 +1,118 @@
+"""Same numbers on any x86-64 machine with AVX2: runs are bit-identical whatever the caller's environment asks
+for, and differ where the numeric settings are defeated (so these tests can fail)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from agentrl import numerics
+from tests.comparable import comparable_csv, comparable_run
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(numerics.outside_guarantee() is not None,
+                                reason=f'outside the same-numbers guarantee: {numerics.outside_guarantee()}')
+
+CALLER_ENVIRONMENTS = {  # what a caller's shell may hold: other code paths, or none of the controls at all
+    'none': {},
+    'narrow': {'ATEN_CPU_CAPABILITY': 'default', 'MKL_CBWR': 'COMPATIBLE', 'ONEDNN_MAX_CPU_ISA': 'SSE41',
+               'OMP_NUM_THREADS': '2'},
+    'wide': {'ATEN_CPU_CAPABILITY': 'avx512', 'MKL_CBWR': 'AVX512', 'ONEDNN_MAX_CPU_ISA': 'AVX512_CORE_AMX'},
+}
+SHORT_RUNS = {  # the chapter's defaults and REINFORCE's, shortened to a few iterations
+    'ppo': dict(iterations=2, episodes_per_iteration=32, eval_episodes_per_task=2, critic_warmup_episodes_per_task=2),
+    'reinforce': dict(algorithm='reinforce', lr=2e-3, iterations=3, episodes_per_iteration=32,
+                      eval_episodes_per_task=2),
+}
+
+
+def caller_environment(values: dict) -> dict:
+    """This process's environment with the numeric controls replaced by a caller's values."""
+    env = {k: v for k, v in os.environ.items() if k not in numerics.SETTINGS}
+    return {**env, **values, 'PYTHONPATH': str(REPO)}
+
+
+def run_cli(tmp_path: Path, algorithm: str, environment: str) -> Path:
+    config = tmp_path / f'{algorithm}.json'
+    config.write_text(json.dumps(SHORT_RUNS[algorithm]))
+    out = tmp_path / environment / algorithm
+    subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', '3', '--out', str(out)],
+                   check=True, cwd=REPO, env=caller_environment(CALLER_ENVIRONMENTS[environment]),
+                   capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize('algorithm', sorted(SHORT_RUNS))
+def test_a_run_is_bit_identical_whatever_the_callers_environment(tmp_path, algorithm):
+    runs = {environment: run_cli(tmp_path, algorithm, environment) for environment in CALLER_ENVIRONMENTS}
+    reference = runs.pop('none')
+    for environment, run in runs.items():
+        assert comparable_run(run / 'run.json') == comparable_run(reference / 'run.json'), environment
+        for table in ('iterations', 'epochs', 'minibatches'):
+            assert comparable_csv(run / f'{table}.csv') == comparable_csv(reference / f'{table}.csv'), (environment,
+                                                                                                         table)
+        meta = json.loads((run / 'run.json').read_text())['provenance']
+        assert meta['numeric_settings'] == numerics.SETTINGS and meta['cpu_capability'] == numerics.DISPATCH
+
+
+LOG_PROBS = '''
+import hashlib, sys
+import torch
+torch.ones(2, 2) @ torch.ones(2, 2)  # a computation before agentrl: the caller's code paths are now fixed
+import agentrl as arl
+from agentrl import numerics
+tok = arl.build_tokenizer(arl.make_tasks('all'))
+base = arl.make_base_agent(tok)
+from agentrl.sampler import sample_tasks
+batch = arl.collate(sample_tasks(base, arl.make_tasks('train'), 2, tok, torch.Generator().manual_seed(0)), tok.pad_id)
+print(hashlib.sha256(arl.sequence_log_probs(base, batch['ids']).detach().numpy().tobytes()).hexdigest())
+print(numerics.problems())
+'''
+
+
+def log_probs_digest(environment: dict) -> tuple[str, str]:
+    """A batch's log-probs' digest, computed in a process whose first torch computation ran before agentrl."""
+    out = subprocess.run([sys.executable, '-c', LOG_PROBS], check=True, cwd=REPO, text=True, capture_output=True,
+                         env=caller_environment({**environment, 'OMP_NUM_THREADS': '1'})).stdout.split('\n')
+    return out[0], out[1]
+
+
+def test_defeated_settings_change_the_numbers_and_are_named():
+    pinned, pinned_problems = log_probs_digest({k: v for k, v in numerics.SETTINGS.items()})
+    defeated, defeated_problems = log_probs_digest(CALLER_ENVIRONMENTS['narrow'])
+    assert pinned_problems == '[]'
+    assert defeated != pinned
+    assert 'torch dispatches to DEFAULT, expected AVX2' in defeated_problems
+    assert 'MKL runs branch 0x3, expected 0x1000a' in defeated_problems
+
+
+def test_require_refuses_naming_what_to_set(monkeypatch):
+    numerics.require()  # MKL and ATen read the settings now, before the environment changes
+    monkeypatch.setenv('MKL_CBWR', 'COMPATIBLE')
+    with pytest.raises(numerics.NumericsError, match=r"MKL_CBWR='COMPATIBLE', expected 'AVX2,STRICT'.*MKL_CBWR=AVX2,STRICT"):
+        numerics.require()
+    monkeypatch.setenv('MKL_CBWR', 'AVX2,STRICT')
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(numerics.NumericsError, match='torch uses 2 threads, expected 1'):
+            numerics.require()
+    finally:
+        torch.set_num_threads(1)
+    numerics.require()
+
+
+def test_provenance_names_the_cpu_dispatch_and_settings():
+    meta = numerics.provenance()
+    assert set(meta) == set(numerics.PROVENANCE_KEYS)
+    assert meta['numerics_version'] == numerics.NUMERICS_VERSION and meta['cpu']
+    assert meta['cpu_capability'] == 'AVX2' and meta['numeric_settings'] == numerics.SETTINGS
+    assert meta['guarantee'].startswith('same numbers')
+
+
+def test_importing_agentrl_numerics_imports_no_torch():
+    code = 'import sys, agentrl.numerics, agentrl; print("torch" in sys.modules)'
+    out = subprocess.run([sys.executable, '-c', code], check=True, cwd=REPO, text=True, capture_output=True)
+    assert out.stdout.strip() == 'False'
