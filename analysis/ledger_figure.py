@@ -229,13 +229,16 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
         for seed, line in both.iterrows():
             left.plot(np.arange(len(values)) + offsets[seed], line.to_numpy(), color='#bbbbbb', linewidth=0.5)
     for i, (v, f) in enumerate(zip(values, found)):
-        left.scatter(i + jitter(len(v)), v.to_numpy(), s=10, color='#0072b2', zorder=3, linewidth=0)
+        left.scatter(i + jitter(len(v)), v.to_numpy(), s=10, color='#0072b2', zorder=3, linewidth=0,
+                     label='ours, one point a seed' if i == 0 else None)
         if f.chapter is not None:
-            left.plot([i], [printed(f.chapter)[0]], 'kx', markersize=8, markeredgewidth=1.5, zorder=4)
+            left.plot([i], [printed(f.chapter)[0]], 'kx', markersize=8, markeredgewidth=1.5, zorder=4,
+                      label='chapter (one seed)' if i == min(j for j, g in enumerate(found) if g.chapter) else None)
     if 'than' in claim:
-        left.axhline(float(claim['than']), color='k', linestyle='--', linewidth=1)
+        left.axhline(float(claim['than']), color='k', linestyle='--', linewidth=1, label=f"threshold {claim['than']}")
     if claim['kind'] == 'about' and len(found) == 1:
-        left.axhspan(*band(claim), color=CLAIMED, zorder=0)
+        left.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
+    left.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
     left.set_xticks(range(len(values)), ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
     left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or ('value' if len(names) > 1 else names[0]),
              title=f'per seed ({seeds} seeds)')
