@@ -358,30 +358,40 @@ def headless_chromium():
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
-def test_the_report_shows_every_figure_in_a_real_browser(parallel, tmp_path):
-    """`snakemake --report`, opened in headless Chromium: each figure is listed, opens, and its SVG renders."""
+def shows_every_figure(browser, report: Path, category: str, names: list[str]) -> None:
+    """The report opened afresh: `category` lists exactly `names`, and each opens with its SVG rendered."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+    browser.get(report.as_uri())
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda b: b.find_elements(By.XPATH, f"//*[text()='{category}']"))[0].click()
+    listed = wait.until(lambda b: [td.text for td in b.find_elements(By.XPATH, '//tr/td[1]')])
+    assert sorted(listed) == names, category
+    for name in names:
+        browser.find_element(By.XPATH, f"//td[text()='{name}']/..//a[@iconname='eye']").click()
+        image = wait.until(lambda b: b.find_elements(
+            By.XPATH, f"//img[starts-with(@src, 'data:image/svg+xml') and contains(@src, 'filename={name}.svg')]"))[0]
+        size = wait.until(lambda b: b.execute_script(
+            'const i = arguments[0]; return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight] : null;',
+            image))
+        assert min(size) > 100, (name, size)  # decoded and laid out, not a broken-image icon
+
+
+def test_the_report_shows_every_figure_in_a_real_browser(parallel, tmp_path):
+    """`snakemake --report`, opened in headless Chromium: each figure is listed, opens, and its SVG renders; so does
+    the ledger's figure, and each claim's figure under the claim's id."""
     report = tmp_path / 'report.html'
     succeeded(snakemake(parallel, '--report', report))
     figures = sorted(p.stem for p in (parallel / TEST_RESULTS / 'figures').glob('*.svg'))
-    assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves'} <= set(figures)
+    assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'claims'} <= set(figures)
+    from analysis.claims import load_claims
+    claims = sorted(p.stem for p in (parallel / TEST_RESULTS / 'claims').glob('*.svg'))
+    assert claims and set(claims) <= {c['id'] for c in load_claims()['claims']}
     browser = headless_chromium()
     try:
         browser.set_window_size(1400, 1000)
-        browser.get(report.as_uri())
-        wait = WebDriverWait(browser, 20)
-        wait.until(lambda b: b.find_elements(By.XPATH, "//*[text()='Figures']"))[0].click()
-        listed = wait.until(lambda b: [td.text for td in b.find_elements(By.XPATH, '//tr/td[1]')])
-        assert sorted(listed) == figures
-        for name in figures:
-            browser.find_element(By.XPATH, f"//td[text()='{name}']/..//a[@iconname='eye']").click()
-            image = wait.until(lambda b: b.find_elements(
-                By.XPATH, f"//img[starts-with(@src, 'data:image/svg+xml') and contains(@src, 'filename={name}.svg')]"))[0]
-            size = wait.until(lambda b: b.execute_script(
-                'const i = arguments[0]; return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight] : null;',
-                image))
-            assert min(size) > 100, (name, size)  # decoded and laid out, not a broken-image icon
+        shows_every_figure(browser, report, 'Figures', figures)
+        shows_every_figure(browser, report, 'Claim figures', claims)
     finally:
         browser.quit()
 
