@@ -22,7 +22,7 @@ from .ppo import kl_k3, ppo_policy_loss
 from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
-from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_batch, warm_critic
+from .trainer import Learner, PreparedBatch, adam, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
 # The listing's generator seeds; seed s shifts each of them by s.
 OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, EPOCHS_SEED = 0, 1, 9, 0
@@ -66,7 +66,7 @@ def fresh_pass(model: TinyAgent, tok: Tokenizer, seed: int) -> float:
 def reinforce_path(base: TinyAgent, tok: Tokenizer, seed: int, updates):
     """Yield (k, policy) after k REINFORCE updates of a copy of base, for each k in increasing updates."""
     moved, gen = copy.deepcopy(base), torch.Generator().manual_seed(REINFORCE_SEED + seed)
-    opt, done = torch.optim.Adam(moved.parameters(), lr=REINFORCE_LR), 0
+    opt, done = adam(moved.parameters(), REINFORCE_LR), 0
     for k in updates:
         for _ in range(k - done):
             batch = sample_batch(moved, tok, REINFORCE_EPISODES, gen)
@@ -178,7 +178,7 @@ def trust_region(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     adv, out = rewards - rewards.mean(), []  # [n] outcome advantages
     for row, eps in [('clipped', 0.2), ('unclipped', math.inf)]:
         policy = copy.deepcopy(base)
-        opt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
+        opt = adam(policy.parameters(), PPO_LR)
         for _ in range(TRUST_REGION_STEPS):
             logp = sequence_log_probs(policy, ids)
             loss, stats = ppo_policy_loss(logp, old, adv, mask, eps, eps)
@@ -202,8 +202,8 @@ def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
 def ppo_update(policy: TinyAgent, critic: Critic, prepared: PreparedBatch, seed: int, epochs: int, minibatches: int,
                clip_high: float = TrainConfig.clip_high) -> list[dict]:
     """Fresh Adam optimizers, then the trainer's PPO epochs over the prepared batch -> per-epoch records."""
-    learner = Learner(policy, critic, torch.optim.Adam(policy.parameters(), lr=PPO_LR),
-                      torch.optim.Adam(critic.parameters(), lr=PPO_LR))
+    learner = Learner(policy, critic, adam(policy.parameters(), PPO_LR),
+                      adam(critic.parameters(), PPO_LR))
     config = TrainConfig(epochs=epochs, minibatches=minibatches, seed=seed, clip_high=clip_high)
     per_epoch, _ = ppo_epochs(learner, prepared, config, torch.Generator().manual_seed(EPOCHS_SEED + seed))
     return per_epoch
@@ -254,7 +254,7 @@ def clip_by_sign(ratio, adv, mask, config: TrainConfig) -> dict[str, float]:
 def recomputed_old_logp(base: TinyAgent, batch: dict, adv: torch.Tensor) -> dict[str, float]:
     """Block 20's bug: 8 steps with old_logp = logp.detach() on 64 episodes -> the last step's stats."""
     policy, n = copy.deepcopy(base), BUG_EPISODES
-    opt = torch.optim.Adam(policy.parameters(), lr=PPO_LR)
+    opt = adam(policy.parameters(), PPO_LR)
     for _ in range(BUG_STEPS):
         logp = sequence_log_probs(policy, batch['ids'][:n])
         loss, stats = ppo_policy_loss(logp, logp.detach(), adv[:n], batch['action_mask'][:n])

@@ -2,10 +2,11 @@
 
 Sequences are padded at the end to the longest one: at the chapter's defaults a 16-row minibatch is a
 third padding, and only a fifth of its real positions predict a policy token. Here the token-wise
-layers (embedding, layer norms, MLPs) run on the N real tokens [N, C]; attention runs on the padded
-layout [B, T, C], where causality keeps every padded position out of every real one. The policy's
-head and log-softmax run only at the P positions that predict a policy token, the critic's head
-likewise. Values at those positions are the full forward's; positions off the mask come back as 0.
+layers (embedding, layer norms, MLPs) run on the N real tokens [N, C]; attention runs on rows of
+similar length padded to their own longest (buckets), where causality keeps every padded position out
+of every real one. The policy's head and log-softmax run only at the P positions that predict a policy
+token, the critic's head likewise. Values at those positions are the full forward's up to float
+rounding; positions off the mask come back as 0.
 """
 from __future__ import annotations
 
@@ -17,39 +18,75 @@ import torch.nn.functional as F
 from .model import Attention, Critic, TinyAgent, Trunk, rotate
 
 
+# Attention's cost on the padded layout of b rows of width w grows as b * w^2, plus a fixed cost per kernel call
+# worth about one row of 48 positions (flash attention forward and backward, [b, 4, w, 8], one AVX2 thread).
+CALL_COST = 48 ** 2
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """Rows of similar length attended together, on a padded layout of their own [rows, width]: the computed
+    positions start:stop (a slice, in row order within the bucket), at indices flat of [rows * width]."""
+    start: int
+    stop: int
+    flat: torch.Tensor  # [stop - start]
+    rows: int
+    width: int
+
+
+def bucket_bounds(lengths: list[int]) -> list[int]:
+    """Where to cut lengths (ascending) into buckets, minimising sum(CALL_COST + rows * width^2): the end index
+    of each bucket, by dynamic programming over the cut before each."""
+    best, cut = [0], [0]
+    for end in range(1, len(lengths) + 1):
+        costs = [best[start] + CALL_COST + (end - start) * lengths[end - 1] ** 2 for start in range(end)]
+        cut.append(min(range(end), key=costs.__getitem__))
+        best.append(costs[cut[-1]])
+    ends, end = [], len(lengths)
+    while end:
+        ends.append(end)
+        end = cut[end]
+    return ends[::-1]
+
+
 @dataclass(frozen=True)
 class Packing:
-    """Which positions of a batch are computed: row b's inputs up to its last scored position.
+    """Which positions of a batch are computed, in which order, and how attention groups them.
 
     A position t is scored when it predicts a policy token (mask[b, t] = 1). By causality, tokens after
-    a row's last scored position change nothing that is scored: they are left out with the padding.
+    a row's last scored position change nothing that is scored: they are left out with the padding. Rows
+    are ordered by that length and cut into buckets (bucket_bounds): each bucket's attention runs on a
+    layout padded only to its own longest row.
     """
-    rows: torch.Tensor  # [N] row of each computed position, row-major
+    rows: torch.Tensor  # [N] row of each computed position, bucket after bucket
     cols: torch.Tensor  # [N] its position in the row
-    flat: torch.Tensor  # [N] its index in the padded layout flattened to [B * width]
-    scored: torch.Tensor  # [P] indices into the N computed positions of the scored ones, row-major
+    scored: torch.Tensor  # [P] indices into the N computed positions of the scored ones, in the mask's row-major order
+    buckets: tuple[Bucket, ...]
     mask: torch.Tensor  # [B, T-1] as given
-    width: int  # positions of the padded layout attention runs on: the longest row's
 
     @classmethod
-    def of(cls, mask: torch.Tensor) -> 'Packing':
-        """mask [B, T-1]: 1 where position t predicts a policy token (token t+1)."""
+    def of(cls, mask: torch.Tensor, buckets: bool = True) -> 'Packing':
+        """mask [B, T-1]: 1 where position t predicts a policy token (token t+1). buckets=False: one bucket, every
+        row padded to the longest (the same positions in the same order)."""
         on = mask > 0
-        last = torch.where(on, torch.arange(mask.shape[1]), -1).max(-1).values  # [B], -1: no policy token
-        width = int(last.max()) + 1
-        rows, cols = (torch.arange(width) <= last[:, None]).nonzero(as_tuple=True)
-        index = torch.zeros(mask.shape[0], width, dtype=torch.long)
+        lengths = torch.where(on, torch.arange(mask.shape[1]) + 1, 0).max(-1).values  # [B], 0: no policy token
+        order = [row for row in torch.argsort(lengths, stable=True).tolist() if lengths[row] > 0]
+        sorted_lengths = lengths[order].tolist()
+        rows, cols, groups, start, first = [], [], [], 0, 0
+        ends = bucket_bounds(sorted_lengths) if buckets else ([len(order)] if order else [])
+        for end in ends:
+            width, members = sorted_lengths[end - 1], order[first:end]
+            bucket_cols = [torch.arange(lengths[row]) for row in members]
+            flat = torch.cat([slot * width + c for slot, c in enumerate(bucket_cols)])
+            rows += [torch.full((len(c),), row) for row, c in zip(members, bucket_cols)]
+            cols += bucket_cols
+            groups.append(Bucket(start, start + len(flat), flat, len(members), width))
+            start, first = start + len(flat), end
+        rows = torch.cat(rows) if rows else torch.zeros(0, dtype=torch.long)
+        cols = torch.cat(cols) if cols else torch.zeros(0, dtype=torch.long)
+        index = torch.zeros(mask.shape, dtype=torch.long)
         index[rows, cols] = torch.arange(len(rows))
-        return cls(rows, cols, rows * width + cols, index[on[:, :width]], mask, width)
-
-    def unpack(self, x: torch.Tensor) -> torch.Tensor:
-        """Computed positions x [N, C] -> the padded layout [B, width, C], zeros elsewhere."""
-        return x.new_zeros(self.mask.shape[0] * self.width, x.shape[-1]).index_copy(0, self.flat, x).view(
-            -1, self.width, x.shape[-1])
-
-    def pack(self, x: torch.Tensor) -> torch.Tensor:
-        """The padded layout x [B, width, C] -> its computed positions [N, C]."""
-        return x.reshape(-1, x.shape[-1]).index_select(0, self.flat)
+        return cls(rows, cols, index[on], tuple(groups), mask)
 
     def scatter(self, values: torch.Tensor) -> torch.Tensor:
         """Values at the scored positions [P] -> [B, T-1], 0 elsewhere."""
@@ -59,21 +96,27 @@ class Packing:
 def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor],
                      packing: Packing) -> torch.Tensor:
     """Attention.forward's whole-sequence branch on the computed positions x [N, C] -> [N, C] (rotary cos, sin
-    [N, 1, D/2]): projections and rotation per position, causal attention on the padded layout [B, H, width, D].
-    Queries and keys are rotated in one call: elementwise, so the same numbers as one call each."""
+    [N, 1, D/2]): projections and rotation per position, causal attention per bucket on its padded layout
+    [rows, H, width, D]. Queries and keys are rotated in one call: elementwise, so one call each is the same."""
     C, H = x.shape[-1], attn.n_heads
     qk, v = attn.qkv(x).split((2 * C, C), dim=-1)
     qk = rotate(qk.reshape(-1, 2 * H, C // H), *rotary).view(-1, 2 * C)  # [N, 2C]
-    padded = packing.unpack(torch.cat((qk, v), dim=-1)).view(-1, packing.width, 3, H, C // H)
-    q, k, v = padded.permute(2, 0, 3, 1, 4)  # each [B, H, width, D]
-    y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [B, width, H, D]
-    return attn.proj(packing.pack(y.reshape(-1, packing.width, C)))
+    qkv = torch.cat((qk, v), dim=-1)  # [N, 3C]
+    out = []
+    for bucket in packing.buckets:
+        padded = qkv.new_zeros(bucket.rows * bucket.width, 3 * C).index_copy(0, bucket.flat,
+                                                                              qkv[bucket.start:bucket.stop])
+        q, k, v = padded.view(bucket.rows, bucket.width, 3, H, C // H).permute(2, 0, 3, 1, 4)  # [rows, H, width, D]
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [rows, width, H, D]
+        out.append(y.reshape(-1, C).index_select(0, bucket.flat))
+    return attn.proj(torch.cat(out) if out else x.new_zeros(0, C))
 
 
 def packed_hidden(trunk: Trunk, ids: torch.Tensor, packing: Packing) -> torch.Tensor:
     """The trunk's hidden states at the computed positions of ids [B, T] -> [N, C], as Trunk.forward's."""
-    if packing.width > trunk.config.max_len:
-        raise ValueError(f'sequence of {packing.width} tokens exceeds max_len={trunk.config.max_len}')
+    width = max((bucket.width for bucket in packing.buckets), default=0)
+    if width > trunk.config.max_len:
+        raise ValueError(f'sequence of {width} tokens exceeds max_len={trunk.config.max_len}')
     rotary = trunk.cos[packing.cols][:, None], trunk.sin[packing.cols][:, None]  # [N, 1, D/2]
     x = trunk.tok_emb(ids[packing.rows, packing.cols])  # [N, C]
     for block in trunk.blocks:
@@ -91,6 +134,5 @@ def policy_scores(policy: TinyAgent, ids: torch.Tensor, packing: Packing) -> tup
 
 
 def critic_scores(critic: Critic, ids: torch.Tensor, packing: Packing) -> torch.Tensor:
-    """The critic's value before each policy token [B, T-1], 0 elsewhere."""
-    values = critic.head(packing.unpack(packed_hidden(critic.trunk, ids, packing))).squeeze(-1)  # [B, width]
-    return packing.scatter(values[packing.mask[:, :packing.width] > 0])
+    """The critic's value before each policy token [B, T-1], 0 elsewhere: its head at the scored positions only."""
+    return packing.scatter(critic.head(packed_hidden(critic.trunk, ids, packing)[packing.scored]).squeeze(-1))

@@ -15,13 +15,14 @@ from .chapter import LOADER, Context, Selected, load_chapter, resolve
 from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
 from .text import number
-from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, decide
+from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, clean, decide
+from .words import describe
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 GROUPS = ('chapter', 'calibration', 'literature', 'check')
 COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
-           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'rationale', 'p', 'q', 'p_against',
-           'q_against', 'n_80', 'power_note', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
+           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale', 'p', 'q',
+           'p_against', 'q_against', 'n_80', 'power_note', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 
 
@@ -87,7 +88,7 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
 
 def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float] | None = None,
              diverged: dict[str, list[int]] | None = None, **options) -> dict:
-    """One claim and its resolved inputs -> its ledger row."""
+    """One claim and its resolved inputs -> its ledger row, its numbers in words."""
     diverged = diverged or {}
     seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
     row = dict(id=claim['id'], group=group(claim), claim=claim['claim'], source=claim['source'], kind=claim['kind'],
@@ -100,7 +101,10 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     if missing:
         return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
                     note='; '.join(dict.fromkeys(missing)))
-    return dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
+    out = dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
+    if claim['kind'] != 'check' and out['verdict'] != UNTESTED:
+        out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).mean() for f in found])
+    return out
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,

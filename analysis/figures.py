@@ -54,13 +54,14 @@ def panels(columns: int, width: float = 4.5, height: float = 3.6, **options):
     return fig, grid
 
 
-def save(fig: Figure, stem: Path) -> list[Path]:
-    """Write fig as stem.svg and stem.png atomically. (Legends are placed explicitly: loc='best' is slow.)"""
+def save(fig: Figure, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write fig as stem.svg and stem.png (or the formats given) atomically. (Legends are placed explicitly:
+    loc='best' is slow.)"""
     paths = []
-    for fmt in FORMATS:
+    for fmt in formats:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, metadata=METADATA[fmt], bbox_inches='tight')
-        paths.append(write_bytes(stem.with_suffix(f'.{fmt}'), buffer.getvalue()))
+        paths.append(write_bytes(stem.with_name(f'{stem.name}.{fmt}'), buffer.getvalue()))  # a name may hold a dot
     return paths
 
 

@@ -16,12 +16,14 @@ from .claims import claim_inputs, markdown as claims_markdown, summary as claims
 from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
+from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records
 from .sequential import Design, sequential_ledger
 from .stats import summarize
 from .text import number
+from .verdicts import UNTESTED
 
 CSV_DIGITS, MARKDOWN_DIGITS = 6, 4
 DATA_TABLES = ('F8.1',)  # per-episode records drawn as points, not summarised across seeds
@@ -67,6 +69,7 @@ class Analysis:
     comparisons: pd.DataFrame
     chapter: pd.DataFrame
     claims: pd.DataFrame
+    looks: pd.DataFrame  # each statistical claim's row at every look that looked at it (columns stage, seeds)
 
 
 def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int = 0, alpha: float | None = None,
@@ -91,9 +94,11 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
                  .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
     comparisons = compare(values, ctx.configs, ctx.baseline, runs.tables.get('iterations'))
-    return Analysis(ctx, inventory, cells, epochs, experiments, comparisons,
-                    chapter_tables(ctx, method, seed),
-                    sequential_ledger(ctx, Design(looks, max_seeds) if looks else None, alpha=alpha, min_seeds=min_seeds))
+    history = []
+    claims = sequential_ledger(ctx, Design(looks, max_seeds) if looks else None, alpha=alpha, min_seeds=min_seeds,
+                               history=history)
+    return Analysis(ctx, inventory, cells, epochs, experiments, comparisons, chapter_tables(ctx, method, seed), claims,
+                    pd.concat(history, ignore_index=True))
 
 
 def write_tables(result: Analysis, out: Path) -> list[Path]:
@@ -120,8 +125,9 @@ def findings(claims: pd.DataFrame) -> list[str]:
     lines = []
     for entry in yaml.safe_load(FINDINGS_FILE.read_text())['findings']:
         row = rows.loc[entry['claim']]
+        figure = f' [Figure]({FOLDER}/{entry["claim"]}.svg).' if row['verdict'] != UNTESTED else ''
         lines.append(f"- **{entry['title']}.** The chapter: {row['claim']} Ours, over {row['n']} seeds: "
-                     f"**{row['verdict']}** ({row['numbers']}).")
+                     f"**{row['verdict']}** ({row['numbers']}).{figure}")
     return lines
 
 
@@ -136,7 +142,8 @@ def looks_line(claims: pd.DataFrame) -> str:
 
 
 def readme(result: Analysis, figures: list[str]) -> str:
-    """results/README.md: the verdict counts, five findings and the figures first; the long tables after."""
+    """results/README.md: the verdict counts and the ledger figure, five findings and the figures first; the long
+    tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
     chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
                          inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
@@ -144,18 +151,23 @@ def readme(result: Analysis, figures: list[str]) -> str:
                     for t, spec in result.ctx.chapter['tables'].items()]
     main = result.cells[result.cells['metric'].isin(README_METRICS)]
     compared = result.comparisons[result.comparisons['metric'].isin(README_METRICS[:2])]
+    shown = [name for name in figures if name != LEDGER]  # the ledger's figure opens the index
     parts = [
         '# Results', '',
+        '## Claims', '',
+        claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
+        f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
+        f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
+        'finding below links its own).', '',
+        looks_line(result.claims), '',
+        '## Five findings', '', *findings(result.claims), '',
+        '## Figures', '',
         'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
         'interval of the mean (a rate\'s kept in [0, 1]). The chapter printed one seed: whether its value lies in our '
         '95% prediction interval for one new seed (`inside_pi`) describes the spread; the verdicts on its claims are '
         'in the ledger.', '',
         f'Baseline cell: `{result.ctx.baseline}`.', '',
-        '## Claims', '',
-        claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
-        looks_line(result.claims), '',
-        '## Five findings', '', *findings(result.claims), '',
-        '## Figures', '', ', '.join(f'[{name}](figures/{name}.svg)' for name in figures) + ' (shown at the end).', '',
+        ', '.join(f'[{name}](figures/{name}.svg)' for name in shown) + ' (shown at the end).', '',
         '## Runs', '', to_markdown(result.runs),
         '## Trainer cells', '', to_markdown(main), 'All metrics: [tables/cells.md](tables/cells.md); per epoch: '
         '[tables/epochs.md](tables/epochs.md).', '',
@@ -164,7 +176,7 @@ def readme(result: Analysis, figures: list[str]) -> str:
         "## The chapter's tables", '', to_markdown(pd.DataFrame(chapter_rows)),
         'All figures in one table: [tables/chapter.md](tables/chapter.md); experiment records: '
         '[tables/experiments.md](tables/experiments.md).', '',
-        '## The figures', '', *[f'![{name}](figures/{name}.svg)\n' for name in figures]]
+        '## The figures', '', *[f'![{name}](figures/{name}.svg)\n' for name in shown]]
     return '\n'.join(parts)
 
 
@@ -200,6 +212,7 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:
         paths += write_figures(result.ctx, runs, result.comparisons, out / 'figures')
+        paths += write_ledger_figures(result.ctx, result.claims, result.looks, out)
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
         index = readme(result, figures) + ('\n' + RECORDS_NOTE if 'records' in parts else '')

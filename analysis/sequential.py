@@ -106,11 +106,12 @@ class Design:
 
 
 def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict | None = None,
-                      alpha: float | None = None, min_seeds: int | None = None) -> pd.DataFrame:
+                      alpha: float | None = None, min_seeds: int | None = None,
+                      history: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """The ledger replayed look by look on ctx: each statistical claim's row is the one of the look that decided
     it (columns stage, decided); checks are decided on all seeds at the last look. design None: one look at every
     seed (a fixed design). attrs['looks']: per look its stage, seeds, level, BH cut-offs, claims looked at and
-    decided."""
+    decided. history: a list that receives each look's rows of the claims it looked at (columns stage, seeds)."""
     claims = claims or load_claims(chapter=ctx.chapter)
     alpha = alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha'])
     levels = nominal_levels(design.looks, design.max_seeds, alpha) if design else [alpha]
@@ -127,6 +128,8 @@ def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict |
                           cutoff=frame.attrs['thresholds'][0], cutoff_against=frame.attrs['thresholds'][1],
                           looked_at=int((statistical & (frame['verdict'] != 'untested')).sum()),
                           decided=int((statistical & frame['verdict'].isin(DECIDED[:2])).sum())))
+        if history is not None:
+            history.append(frame[statistical].assign(stage=stage, seeds=looks[-1]['seeds']))
         open_claims = [c for c in open_claims if c['id'] in set(frame.loc[~done, 'id'])]
     design = design or Design([looks[0]['seeds']], looks[0]['seeds'])
     order = {c['id']: i for i, c in enumerate(claims['claims'])}

@@ -39,7 +39,6 @@ DEFAULTS = dict(alpha=0.05, min_seeds=3, about_factor=1.25, noise_z=1.96, high_p
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
 REVERSE = {'greater': 'less', 'less': 'greater'}
 SIDE = {'greater': 'larger', 'less': 'smaller'}  # statsmodels' names of the one-sided alternatives
-SIGN = {'greater': '>', 'less': '<'}
 NAN = math.nan
 DEGENERATE = 'no spread across seeds: decided exactly'
 
@@ -167,7 +166,7 @@ def compare(claim: dict, a: pd.Series, b: pd.Series | float, direction: str, pow
         x = on_scale(a.to_numpy(), scale)
         y = np.full(len(x), float(to_scale(float(b), natural)))
     n = len(x) if paired else min(len(x), len(y))
-    out = dict(n=n, p=NAN, p_against=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, n_80=NAN, power_note='')
+    out = dict(n=n, p=NAN, p_against=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, effect=NAN, n_80=NAN, power_note='')
     if n < 2:
         return out
     if paired:
@@ -180,10 +179,10 @@ def compare(claim: dict, a: pd.Series, b: pd.Series | float, direction: str, pow
         estimate, low, high = t_interval(x, y)
         sd, arms = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2), 2
     out['note'] = DEGENERATE if low == high else ''
+    effect = smallest_effect(claim, float(np.mean(from_scale(y, natural))))
     out.update(p=p, p_against=p_against, estimate=from_scale(estimate, natural), ci_low=from_scale(low, natural),
-               ci_high=from_scale(high, natural))
+               ci_high=from_scale(high, natural), effect=float(from_scale(effect, natural)))
     if power_target is not None:
-        effect = smallest_effect(claim, float(np.mean(from_scale(y, natural))))
         n_80, note = seeds_for_power(effect, sd, test, arms, rules['alpha'], power_target, rules['high_probability'])
         out.update(n_80=n_80, power_note=note)
     return out
@@ -191,7 +190,8 @@ def compare(claim: dict, a: pd.Series, b: pd.Series | float, direction: str, pow
 
 def directional(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
     """greater / less / increasing / decreasing -> p (the largest step p), p_against (Bonferroni over the steps),
-    the weakest step's estimate with its CI (a ratio on the log scale, else a difference) and seeds for power
+    the weakest step's estimate with its CI (a ratio on the log scale, else a difference) and its smallest effect
+    of interest (`effect`, in the estimate's units: a ratio or a difference), and seeds for power
     (every step at power 0.8^(1/steps), so that all succeed together when steps are independent)."""
     kind, rules = claim['kind'], settings(claim)
     direction = DIRECTION[kind]
@@ -204,17 +204,13 @@ def directional(claim: dict, samples: list[pd.Series], power: bool = True) -> di
     target = rules['power'] ** (1 / len(pairs)) if power else None
     steps = [compare(claim, a, b, direction, target) for a, b in pairs]
     worst = max(steps, key=lambda s: s['p'] if math.isfinite(s['p']) else 2.0)
-    means = [number(s.mean()) for s in samples] + ([number(claim['than'])] if 'than' in claim else [])
-    unit = 'ratio' if claim.get('scale', 'raw') == 'log' else 'diff'
     n_80, against = [s['n_80'] for s in steps], [s['p_against'] for s in steps if math.isfinite(s['p_against'])]
     return dict(n=min(s['n'] for s in steps), p=worst['p'],
                 p_against=min(1.0, len(steps) * min(against)) if against else NAN,  # any one step reversed
-                estimate=worst['estimate'], ci_low=worst['ci_low'], ci_high=worst['ci_high'],
+                estimate=worst['estimate'], ci_low=worst['ci_low'], ci_high=worst['ci_high'], effect=worst['effect'],
                 n_80=NAN if any(map(math.isnan, n_80)) else max(n_80),
                 power_note='; '.join(dict.fromkeys(s['power_note'] for s in steps if s['power_note'])),
-                note='; '.join(dict.fromkeys(s.get('note', '') for s in steps if s.get('note'))),
-                numbers=f' {SIGN[direction] if kind in SIGN else SIGN[REVERSE[direction]]} '.join(means) + '? ('
-                + ', '.join(f'{unit} {number(s["estimate"])}' for s in steps) + ')')
+                note='; '.join(dict.fromkeys(s.get('note', '') for s in steps if s.get('note'))))
 
 
 # --- about X --------------------------------------------------------------------------------------------------
@@ -282,9 +278,6 @@ def about(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
         margin = min(centre - limits[0], limits[1] - centre)
         n_80, note = seeds_for_power(margin, sd, 't', 1, rules['alpha'] / 2, (1 + rules['power']) / 2)
         out.update(n_80=n_80, power_note=note)
-    unit = 'ratio ' if claim.get('of') == 'ratio' else 'diff ' if claim.get('of') == 'difference' else ''
-    out['numbers'] = (f'{unit}{number(out["estimate"])} [CI {number(out["ci_low"])}, {number(out["ci_high"])}] '
-                      f'vs band [{number(low)}, {number(high)}] around {number(claim["about"])}')
     return out
 
 
@@ -361,16 +354,17 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
 
     thresholds: the p cut-offs (support, against); the ledger passes its Benjamini-Hochberg cut-offs, the default
     is the claim's alpha (one claim alone). Returns the ledger row: verdict, n, estimate, ci_low, ci_high,
-    band_low, band_high, p, p_against, n_80, power_note, chapter_in_pi, numbers, fragile, sensitivity, note.
+    band_low, band_high, effect, p, p_against, n_80, power_note, chapter_in_pi, numbers (a check's; claims.evaluate
+    words a claim's), fragile, sensitivity, note.
     """
     validate(claim, samples)
     rules = settings(claim)
     thresholds = thresholds or (rules['alpha'], rules['alpha'])
     samples = [clean(s) for s in samples]
     empty = [i for i, s in enumerate(samples) if s.empty]
-    base = dict(verdict=UNTESTED, n=0, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
-                p_against=NAN, n_80=NAN, power_note='', chapter_in_pi='n/a', numbers='', fragile='',
-                sensitivity='', note='')
+    base = dict(verdict=UNTESTED, n=0, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN,
+                effect=NAN, p=NAN, p_against=NAN, n_80=NAN, power_note='', chapter_in_pi='n/a', numbers='',
+                fragile='', sensitivity='', note='')
     if empty:
         return dict(base, note='no values for input ' + ', '.join(map(str, empty)))
     if claim['kind'] == 'check':

@@ -14,7 +14,7 @@ import pytest
 from agentrl.numerics import PROVENANCE_KEYS
 from analysis.cells import axes, find_baseline, select
 from analysis.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
-from analysis.claims import claim_inputs, evaluate, expand, ledger, load_claims, samples
+from analysis.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
 from analysis.compare import compare
 from analysis.figures import figure_8_3, style
 from analysis.load import find_runs, load_runs
@@ -24,6 +24,7 @@ from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
 from analysis.verdicts import decide
 
+REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {key: 'test' for key in PROVENANCE_KEYS}  # what the aggregation requires of a run's provenance
 CHAPTER = load_chapter()
 DEFAULTS = dict(algorithm='ppo', gamma=1.0, lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2,
@@ -467,14 +468,19 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     names = list(CHAPTER['tables']) + ['cells', 'epochs', 'experiments', 'comparisons', 'chapter', 'claims', 'runs']
     tables = {f'tables/{t}.{ext}' for t in names for ext in ('md', 'csv')}
     figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_algorithm',
-                                              'forest_lam', 'forest_epochs', 'forest_target_kl', 'forest_value_clip']
+                                              'forest_lam', 'forest_epochs', 'forest_target_kl', 'forest_value_clip',
+                                              'claims']
                for ext in ('svg', 'png')}
+    ledger = pd.read_csv(tmp_path / 'a' / 'tables' / 'claims.csv')
+    drawn = ledger[(ledger['group'] != 'check') & (ledger['verdict'] != 'untested')]['id']
+    figures |= {f'claims/{claim}.svg' for claim in drawn}  # one figure per claim with values
     records = {f for f in first if f.startswith('records/')}
     assert {'records/runs.parquet', 'records/summaries.parquet', 'records/aggregate.json'} <= records
     tables |= {'tables/claim_inputs.csv'}
     assert set(first) - records == tables | figures | {'README.md', 'claims.md'}  # and no temporary file left behind
     assert all(first.values())
     assert first['figures/fig8_1.svg'].startswith(b'<?xml') and first['figures/fig8_1.png'][:4] == b'\x89PNG'
+    assert len(drawn) >= 30 and first['figures/claims.png'][:4] == b'\x89PNG'
     readme = first['README.md'].decode()
     assert '## Claims' in readme and '| pass_train | baseline | 5 |' in readme and '(tables/T7.md)' in readme
     # five tables' headers (the looks' too) and the one look of a fixed design
@@ -542,3 +548,8 @@ def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(t
     findings = [line for line in opening.splitlines() if line.startswith('- **')]
     assert len(findings) == 5 and all('Ours, over ' in line for line in findings)
     assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
+    counts, figure = index.split('## Claims')[1].split('## Five findings')[0].strip().split('\n\n')[:2]
+    assert counts.startswith(f"{sum(group(c) == 'chapter' for c in load_claims()['claims'])} claims of the chapter: ")
+    assert figure == '![Every claim against what the chapter claims, by section](figures/claims.svg)'
+    assert all(('[Figure](claims/' in line) == ('**untested**' not in line) for line in findings)
+    assert sum('[Figure](claims/' in line for line in findings) >= 3

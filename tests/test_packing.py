@@ -1,4 +1,7 @@
-"""Padding-free scoring: the values of the full forward at the policy tokens, 0 elsewhere, gradients included."""
+"""Padding-free scoring: the values of the full forward at the policy tokens, 0 elsewhere, gradients included,
+up to float rounding."""
+from itertools import combinations
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -6,7 +9,7 @@ import torch.nn.functional as F
 import agentrl as arl
 from agentrl.losses import token_log_probs
 from agentrl.model import rotate
-from agentrl.packing import Packing, critic_scores, packed_attention, policy_scores
+from agentrl.packing import CALL_COST, Packing, bucket_bounds, critic_scores, packed_attention, policy_scores
 from agentrl.trainer import sample_batch
 
 
@@ -18,40 +21,49 @@ def scored(base, tok):
     return base, critic, batch['ids'], batch['action_mask']
 
 
-def test_packing_keeps_each_row_up_to_its_last_policy_token():
+def test_packing_keeps_each_row_up_to_its_last_policy_token_in_buckets_of_similar_length():
     mask = torch.tensor([[0., 1., 0., 1., 0.], [1., 0., 0., 0., 0.], [0., 0., 0., 0., 0.]])
     packing = Packing.of(mask)
-    assert packing.width == 4
-    assert packing.rows.tolist() == [0, 0, 0, 0, 1] and packing.cols.tolist() == [0, 1, 2, 3, 0]
-    assert packing.scored.tolist() == [1, 3, 4]
+    assert [(b.start, b.stop, b.rows, b.width) for b in packing.buckets] == [(0, 5, 2, 4)]  # one call beats two
+    assert packing.rows.tolist() == [1, 0, 0, 0, 0] and packing.cols.tolist() == [0, 0, 1, 2, 3]  # shortest first
+    assert packing.buckets[0].flat.tolist() == [0, 4, 5, 6, 7]
+    assert packing.scored.tolist() == [2, 4, 0]  # the mask's row-major order
     assert packing.scatter(torch.tensor([5., 6., 7.])).tolist() == [[0, 5, 0, 6, 0], [7, 0, 0, 0, 0], [0] * 5]
-    assert packing.flat.tolist() == [0, 1, 2, 3, 4]
-    x = torch.arange(10.).view(5, 2)
-    padded = packing.unpack(x)
-    assert padded.shape == (3, 4, 2) and padded[1, 1:].abs().sum() == 0 and padded[2].abs().sum() == 0
-    assert torch.equal(packing.pack(padded), x)
 
 
-def test_packed_attention_is_bit_identical_to_rotating_and_indexing_one_tensor_at_a_time(scored):
-    """The speed levers (queries and keys rotated in one call, flat-index moves) change no number: the
-    straightforward form, q and k rotated apart, scattered and gathered by (row, column) pairs."""
+def test_bucket_bounds_minimise_the_attention_cost_over_every_cut():
+    lengths = [3, 5, 20, 21, 60, 62, 64, 90]
+
+    def cost(ends):
+        return sum(CALL_COST + (end - start) * lengths[end - 1] ** 2 for start, end in zip([0] + ends[:-1], ends))
+    every = [list(cut) + [len(lengths)] for k in range(len(lengths)) for cut in combinations(range(1, len(lengths)), k)]
+    assert cost(bucket_bounds(lengths)) == min(map(cost, every))
+    assert bucket_bounds(lengths)[-1] == len(lengths) and len(bucket_bounds(lengths)) > 1
+    assert bucket_bounds([]) == [] and bucket_bounds([7] * 5) == [5]
+
+
+def test_packed_attention_is_the_one_padded_layouts_up_to_float_rounding(scored):
+    """Buckets change only the padded width each kernel call sees: the straightforward form, every row padded to
+    the longest, q and k rotated apart, gives the same outputs and input gradients up to float rounding."""
     base, _, _, mask = scored
     packing, attn, trunk = Packing.of(mask), base.trunk.blocks[0].attn, base.trunk
+    assert len(packing.buckets) > 1
     x = torch.randn(packing.rows.numel(), attn.qkv.in_features, generator=torch.Generator().manual_seed(0),
                     requires_grad=True)
     rotary = trunk.cos[packing.cols][:, None], trunk.sin[packing.cols][:, None]
-    C, H = x.shape[-1], attn.n_heads
+    C, H, width = x.shape[-1], attn.n_heads, int(packing.cols.max()) + 1
     q, k, v = attn.qkv(x).split(C, dim=-1)
     q, k = (rotate(z.view(-1, H, C // H), *rotary).view(-1, C) for z in (q, k))
-    padded = x.new_zeros(mask.shape[0], packing.width, 3 * C).index_put((packing.rows, packing.cols),
-                                                                         torch.cat((q, k, v), dim=-1))
-    q, k, v = padded.view(-1, packing.width, 3, H, C // H).permute(2, 0, 3, 1, 4)
+    padded = x.new_zeros(mask.shape[0], width, 3 * C).index_put((packing.rows, packing.cols),
+                                                                 torch.cat((q, k, v), dim=-1))
+    q, k, v = padded.view(-1, width, 3, H, C // H).permute(2, 0, 3, 1, 4)
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
     expected = attn.proj(y[packing.rows, packing.cols].reshape(-1, C))
     got = packed_attention(attn, x, rotary, packing)
-    assert torch.equal(got, expected)
+    assert torch.equal(packed_attention(attn, x, rotary, Packing.of(mask, buckets=False)), expected)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
     grad = torch.randn(got.shape, generator=torch.Generator().manual_seed(1))
-    assert torch.equal(*(torch.autograd.grad(out, x, grad)[0] for out in (got, expected)))
+    torch.testing.assert_close(*(torch.autograd.grad(out, x, grad)[0] for out in (got, expected)), rtol=0, atol=1e-5)
 
 
 def test_policy_and_critic_scores_are_the_full_forwards_at_policy_tokens(scored, tok):

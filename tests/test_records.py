@@ -43,9 +43,11 @@ def test_records_rebuild_every_result_byte_for_byte(design, tmp_path):
     out = tmp_path / 'rebuilt'
     result = analysis_cli('aggregate', '--records', design / 'records', '--out', out)
     assert result.returncode == 0, result.stderr[-3000:]
-    published = [f for f in files(design) if f.split('/')[0] in ('tables', 'figures', 'records')
+    published = [f for f in files(design) if f.split('/')[0] in ('tables', 'figures', 'claims', 'records')
                  or f in ('README.md', 'claims.md')]
-    assert {'claims.md', 'README.md', 'tables/claim_inputs.csv', 'records/minibatches.parquet'} <= set(published)
+    assert {'claims.md', 'README.md', 'tables/claim_inputs.csv', 'records/minibatches.parquet',
+            'figures/claims.svg', 'figures/claims.png'} <= set(published)
+    assert any(f.startswith('claims/') for f in published)  # the figure of each claim with values
     assert any(f.endswith('.svg') for f in published) and any(f.endswith('.png') for f in published)
     assert files(out) == published
     _, mismatch, errors = filecmp.cmpfiles(design, out, published, shallow=False)

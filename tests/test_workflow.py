@@ -350,40 +350,45 @@ def headless_chromium():
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
+def shows_every_figure(browser, report: Path, category: str, names: list[str]) -> None:
+    """The report opened afresh: `category` lists exactly `names`, and each opens with its SVG rendered."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser.get(report.as_uri())
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda b: b.find_elements(By.XPATH, f"//*[text()='{category}']"))[0].click()
+    listed = wait.until(lambda b: [td.text for td in b.find_elements(By.XPATH, '//tr/td[1]')])
+    assert sorted(listed) == names, category
+    for name in names:
+        browser.find_element(By.XPATH, f"//td[text()='{name}']/..//a[@iconname='eye']").click()
+        image = wait.until(lambda b: b.find_elements(By.XPATH, f"//img[contains(@src, '/{name}.svg')]"))[0]
+        size = wait.until(lambda b: b.execute_script(
+            'const i = arguments[0]; return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight] : null;',
+            image))
+        assert min(size) > 100, (name, size)  # decoded and laid out, not a broken-image icon
+
+
 def test_the_report_shows_every_figure_in_a_real_browser(parallel, tmp_path):
-    """`snakemake --report report.zip`, unpacked and opened in headless Chromium: each figure is listed, opens, and
-    its SVG renders from the archive's own data folder."""
+    """`snakemake --report report.zip`, unpacked and opened in headless Chromium: each figure is listed, opens, and its
+    SVG renders from the archive's own data folder; so does the ledger's figure, and each claim's figure under the
+    claim's id."""
     report = tmp_path / 'report.zip'
     succeeded(snakemake(parallel, '--report', report))
     with zipfile.ZipFile(report) as archive:
         assert archive.testzip() is None
         archive.extractall(tmp_path)
     figures = sorted(p.stem for p in (parallel / TEST_RESULTS / 'figures').glob('*.svg'))
-    assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves'} <= set(figures)
-    assert sorted(p.stem for p in (tmp_path / 'report' / 'data').rglob('*.svg')) == figures
-    figures_render_in_browser(tmp_path / 'report' / 'report.html', figures)
-
-
-def figures_render_in_browser(page: Path, figures: list[str]) -> None:
-    """The report page lists exactly these figures under Figures, and each one, opened, is drawn (skips without
-    Chromium)."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+    assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'claims'} <= set(figures)
+    from analysis.claims import load_claims
+    claims = sorted(p.stem for p in (parallel / TEST_RESULTS / 'claims').glob('*.svg'))
+    assert claims and set(claims) <= {c['id'] for c in load_claims()['claims']}
+    assert sorted(p.stem for p in (tmp_path / 'report' / 'data').rglob('*.svg')) == sorted(figures + claims)
+    page = tmp_path / 'report' / 'report.html'
     browser = headless_chromium()
     try:
         browser.set_window_size(1400, 1000)
-        browser.get(page.as_uri())
-        wait = WebDriverWait(browser, 20)
-        wait.until(lambda b: b.find_elements(By.XPATH, "//*[text()='Figures']"))[0].click()
-        listed = wait.until(lambda b: [td.text for td in b.find_elements(By.XPATH, '//tr/td[1]')])
-        assert sorted(listed) == figures
-        for name in figures:
-            browser.find_element(By.XPATH, f"//td[text()='{name}']/..//a[@iconname='eye']").click()
-            image = wait.until(lambda b: b.find_elements(By.XPATH, f"//img[contains(@src, '/{name}.svg')]"))[0]
-            size = wait.until(lambda b: b.execute_script(
-                'const i = arguments[0]; return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight] : null;',
-                image))
-            assert min(size) > 100, (name, size)  # decoded and laid out, not a broken-image icon
+        shows_every_figure(browser, page, 'Figures', figures)
+        shows_every_figure(browser, page, 'Claim figures', claims)
     finally:
         browser.quit()
 

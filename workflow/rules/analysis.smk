@@ -1,7 +1,7 @@
-# The aggregation: every run and experiment of the design -> tables, figures, the claims ledger, the
-# results index and the run records that rebuild them all (`python -m analysis aggregate`). It reads
-# exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not read. In a
-# sequential design it comes after the last stage (rules/stages.smk) and replays the design's looks.
+# The aggregation: every run and experiment of the design -> tables, figures, the claims ledger (with its figure
+# and one figure per claim), the results index and the run records that rebuild them all (`python -m analysis
+# aggregate`). It reads exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not
+# read. In a sequential design it comes after the last stage (rules/stages.smk) and replays the design's looks.
 
 
 rule aggregate:
@@ -24,6 +24,13 @@ rule aggregate:
             caption="../report/figures.rst",
             category="Figures",
             labels={"figure": "{name}"},
+        ),
+        claim_figures=report(
+            directory(f"{RESULTS}/claims"),
+            patterns=["{claim}.svg"],
+            caption="../report/claim.rst",
+            category="Claim figures",
+            labels={"claim": "{claim}"},
         ),
         records=directory(f"{RESULTS}/records"),
     params:

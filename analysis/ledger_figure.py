@@ -1,0 +1,308 @@
+"""The claims ledger as pictures: figures/claims (every claim's estimate against what the chapter claims, one row per
+claim, grouped by the chapter's sections in its order) and claims/<id> (one small figure per claim: its seeds, and its
+decision look by look).
+
+Every row of the ledger figure reads the same way: its x axis is the claim's own tolerance. An about-claim's band lies
+at -1 to 1 on the claim's scale (log, logit or raw); a directional claim's "no effect" lies at 0 and its smallest
+effect of interest at 1, the claimed direction to the right. The estimate and 95% CI are the ledger's, placed on that
+axis as given; the chapter's single-seed value is computed the same way from its printed numbers.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+from .chapter import Context, Selected, printed
+from .claims import load_claims, samples
+from .figures import save, style
+from .verdicts import DIRECTION, band, per_seed, to_scale
+from .words import factor
+
+COLORS = {'reproduced': '#009e73', 'contradicted': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff',
+          'pass': '#009e73', 'fail': '#d55e00'}  # Okabe-Ito: green and vermillion read apart for colour-blind eyes
+OTHER = '#cc79a7'  # a verdict this module does not know
+CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
+LIMIT = 100.0  # positions beyond +-LIMIT are drawn at the edge, an arrow pointing on
+BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
+          'literature': 'Claims the chapter cites from the literature', 'check': 'Deterministic checks'}
+SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
+ROW, HEADER = 0.16, 0.34  # inches per claim and per block title
+LEDGER, FOLDER = 'claims', 'claims'  # figures/claims.svg; claims/<id>.svg under the results folder
+
+
+def section(source) -> str:
+    """The part of the chapter a claim's source names first: a section number (not a figure's), the Summary, the
+    Exercises; else the section of the figure it names ('Figure 8.1 (right)': 8.1)."""
+    source = str(source)  # YAML reads a bare 8.1 as a number
+    found = SECTION.search(source)
+    if found:
+        return found.group(1)
+    named = [(source.find(word), part) for word, part in (('Summary', 'Summary'), ('Exercise', 'Exercises'))
+             if word in source]
+    if named:
+        return min(named)[1]  # the one named first
+    figure = re.search(r'\b(8\.\d)\b', source)
+    if figure is None:
+        raise ValueError(f'source {source!r} names no section of the chapter, no Summary and no Exercise')
+    return figure.group(1)
+
+
+def placer(row: pd.Series):
+    """Natural units -> the row's position on the ledger figure's axis (see the module's docstring)."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        if row['kind'] == 'about':
+            low, high = to_scale(row['band_low'], row['scale']), to_scale(row['band_high'], row['scale'])
+            return lambda v: (to_scale(np.asarray(v, float), row['scale']) - (low + high) / 2) / ((high - low) / 2)
+        sign = 1.0 if DIRECTION[row['kind']] == 'greater' else -1.0
+        if row['scale'] == 'log':  # a ratio, its smallest effect a ratio too
+            return lambda v: sign * np.log(np.asarray(v, float)) / np.log(row['effect'])
+        return lambda v: sign * np.asarray(v, float) / row['effect']
+
+
+def quantity(claim: dict, values: list[float]) -> float:
+    """The claim's quantity for one set of input values (the chapter's printed ones): the input, its ratio or
+    difference, the difference or ratio to `than`, or the weakest step of a monotone claim (the smallest in the
+    claimed direction)."""
+    ratio = claim.get('scale', 'raw') == 'log'
+    step = (lambda a, b: a / b) if ratio else (lambda a, b: a - b)
+    if claim['kind'] == 'about':
+        return float(per_seed(claim, [pd.Series([v]) for v in values]).iloc[0])
+    if 'than' in claim:
+        return step(values[0], float(claim['than']))
+    if claim['kind'] in ('greater', 'less'):
+        return step(values[0], values[1])
+    sign = 1.0 if DIRECTION[claim['kind']] == 'greater' else -1.0
+    steps = [step(b, a) for a, b in zip(values, values[1:])]
+    with np.errstate(divide='ignore', invalid='ignore'):
+        return min(steps, key=lambda s: sign * (np.log(s) if ratio else s))
+
+
+def chapter_value(claim: dict) -> float:
+    """The claim's quantity on the chapter's printed numbers; NaN where the chapter printed no value for an input."""
+    if not all('value' in spec for spec in claim['inputs']):
+        return np.nan
+    return quantity(claim, [printed(spec['value'])[0] for spec in claim['inputs']])
+
+
+def blocks(frame: pd.DataFrame, chapter: dict) -> list[tuple[str, pd.DataFrame]]:
+    """The ledger's rows in blocks: the chapter's claims by section in the chapter's order, then each other group."""
+    chapter_rows = frame[frame['group'] == 'chapter']
+    parts = chapter_rows['source'].map(section)
+    out = [(f'{key} {title}' if key != title else title, chapter_rows[parts == key])
+           for key, title in chapter['sections'].items()]
+    others = sorted(set(frame['group']) - {'chapter'}, key=lambda g: (g == 'check', g not in BLOCKS, g))
+    out += [(BLOCKS.get(name, name), frame[frame['group'] == name]) for name in others]  # checks last
+    return [(title, rows) for title, rows in out if len(rows)]
+
+
+def tally(rows: pd.DataFrame) -> str:
+    """'5 reproduced, 2 contradicted, 1 inconclusive': the verdicts present, most favourable first."""
+    found = rows['verdict'].value_counts()
+    return ', '.join(f'{found[v]} {v}' for v in [*COLORS, *sorted(set(found.index) - set(COLORS))] if v in found)
+
+
+def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
+    """The ledger's rows with their places on the figure's axis: x, x_low, x_high (the CI), chapter_x (NaN for a check
+    or a claim without an estimate)."""
+    by_id = {c['id']: c for c in claims['claims']}
+    out = []
+    for _, row in frame.iterrows():
+        if row['group'] == 'check' or not np.isfinite(row['estimate']):
+            out.append(dict(id=row['id'], x=np.nan, x_low=np.nan, x_high=np.nan, chapter_x=np.nan))
+            continue
+        place = placer(row)
+        ends = sorted([float(place(row['ci_low'])), float(place(row['ci_high']))])
+        out.append(dict(id=row['id'], x=float(place(row['estimate'])), x_low=ends[0], x_high=ends[1],
+                        chapter_x=float(place(chapter_value(by_id[row['id']])))))
+    return frame.merge(pd.DataFrame(out), on='id', how='left', validate='one_to_one')
+
+
+def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
+    """Every claim of the ledger as one row: its region (grey), our estimate and 95% CI coloured by the verdict,
+    the chapter's value (x) and the seeds it was decided at."""
+    rows = placed(frame, claims)
+    parts = blocks(rows, chapter)
+    height = ROW * len(rows) + HEADER * len(parts) + 1.6
+    fig = Figure(figsize=(10.0, height))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes([0.3, 0.8 / height, 0.6, 1 - 1.7 / height])
+    y, ticks, labels, links = 0.0, [], [], []
+    for title, block in parts:
+        ax.plot([-0.45, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
+                linewidth=0.6)
+        y += HEADER / ROW
+        ax.text(-0.45, y, f'{title}: {tally(block)}', transform=ax.get_yaxis_transform(), ha='left',
+                va='center', fontsize=8.5, fontweight='bold')  # from under the ids: room for a long title
+        for _, row in block.iterrows():
+            y += 1
+            draw_row(ax, row, y)
+            ticks.append(y)
+            labels.append(row['id'])
+            links.append(f"../{FOLDER}/{row['id']}.svg" if has_figure(row) else None)
+    ax.set_xscale('symlog', linthresh=1, linscale=1.5)
+    ax.set_xlim(-LIMIT * 1.15, LIMIT * 1.15)
+    ax.set_ylim(y + 0.8, 0)
+    ax.set_yticks(ticks, labels, fontsize=6.5)
+    for label, link in zip(ax.get_yticklabels(), links):
+        label.set_url(link)  # in the SVG, a claim's id opens its own figure
+    positions = [-100, -10, -1, 0, 1, 10, 100]
+    ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.tick_params(axis='x', top=True, labeltop=True)  # the scale at both ends of a tall figure
+    ax.grid(axis='y', visible=False)
+    ax.text(1.01, 1.0, 'seeds', transform=ax.transAxes, fontsize=7, va='bottom', fontweight='bold')
+    ax.set_xlabel('our estimate and 95% CI in units of the claim: its band spans -1 to 1; a direction points right,\n'
+                  'no effect at 0 and the smallest effect of interest at 1 (a log axis beyond 1)', fontsize=8)
+    chapter_rows = rows[rows['group'] == 'chapter']
+    fig.suptitle(f'The claims of Chapter 8 on our seeds: {tally(chapter_rows)} (of {len(chapter_rows)})',
+                 x=0.6, y=1 - 0.12 / height, fontsize=11, fontweight='bold', va='top')
+    handles = [Patch(facecolor=COLORS[v], edgecolor='#555555', label=v)
+               for v in ('reproduced', 'contradicted', 'inconclusive', 'untested')]
+    handles += [Patch(facecolor=CLAIMED, label='what the chapter claims'),
+                Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)")]
+    fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.42 / height), ncol=6, fontsize=7,
+               frameon=False, handlelength=1.2, columnspacing=1.0)
+    return fig
+
+
+def has_figure(row: pd.Series) -> bool:
+    """Whether a ledger row gets a figure of its own: a statistical claim with values."""
+    return row['group'] != 'check' and row['verdict'] != 'untested'
+
+
+def draw_row(ax, row: pd.Series, y: float) -> None:
+    """One claim at height y: a check's pass or fail; a claim's region, CI, estimate and the chapter's value."""
+    color = COLORS.get(row['verdict'], OTHER)
+    ax.text(1.01, y, f"{row['n']}", transform=ax.get_yaxis_transform(), fontsize=6.5, va='center')
+    if row['group'] == 'check':
+        ax.plot([0], [y], marker='s', color=color, markersize=5, gid=f"claim:{row['id']}")
+        ax.text(0, y, f"  {row['verdict']}: {row['numbers']}", fontsize=6, va='center', ha='left')
+        return
+    region = (-1, 1) if row['kind'] == 'about' else (0, LIMIT * 1.15)
+    ax.fill_between(region, y - 0.42, y + 0.42, color=CLAIMED, linewidth=0)
+    if not np.isfinite(row['x']):
+        why = textwrap.shorten(row['note'] or 'no estimate', 50, placeholder='...')
+        ax.text(0, y, f"  {row['verdict']}: {why}", fontsize=6, va='center', ha='left')
+        ax.plot([0], [y], marker='o', markerfacecolor='white', color='#555555', markersize=4,
+                gid=f"claim:{row['id']}")
+        return
+    low, high, x = (float(np.clip(row[k], -LIMIT, LIMIT)) for k in ('x_low', 'x_high', 'x'))
+    ax.plot([low, high], [y, y], color=color, linewidth=2, solid_capstyle='butt')
+    beyond = '>' if row['x'] > LIMIT else '<' if row['x'] < -LIMIT else 'o'
+    ax.plot([x], [y], marker=beyond, color=color, markeredgecolor='k', markeredgewidth=0.4, markersize=5,
+            gid=f"claim:{row['id']}")
+    if np.isfinite(row['chapter_x']):
+        ax.plot([float(np.clip(row['chapter_x'], -LIMIT, LIMIT))], [y], marker='x', color='k', markersize=4,
+                markeredgewidth=1)
+
+
+# --- one figure per claim -------------------------------------------------------------------------------------
+
+def jitter(n: int) -> np.ndarray:
+    """Deterministic offsets for a strip of n points (golden-ratio steps in [-0.2, 0.2])."""
+    return ((np.arange(n) * 0.618034) % 1.0 - 0.5) * 0.4
+
+
+def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.DataFrame) -> Figure:
+    """Left: each input's values by seed at the deciding look (a seed's values joined where paired), the chapter's
+    printed values (x). Right: the claim's estimate and 95% CI at every look, coloured by that look's verdict,
+    against its band or its no-effect line, the chapter's value at one seed."""
+    fig = Figure(figsize=(9.0, 3.0))
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1), wspace=0.3))
+    log = claim.get('scale', 'raw') == 'log'
+    context, names = factor([f.label for f in found])
+    seeds = int(looks.loc[looks['stage'] == row['stage'], 'seeds'].iloc[0])  # the deciding look's
+    values = [f.values.iloc[:seeds] for f in found]
+    if row['paired'] == 'yes':
+        both = pd.concat([v.rename(i) for i, v in enumerate(values)], axis=1, join='inner')
+        offsets = pd.Series(jitter(len(both)), index=both.index)
+        for seed, line in both.iterrows():
+            left.plot(np.arange(len(values)) + offsets[seed], line.to_numpy(), color='#bbbbbb', linewidth=0.5)
+    for i, (v, f) in enumerate(zip(values, found)):
+        left.scatter(i + jitter(len(v)), v.to_numpy(), s=10, color='#0072b2', zorder=3, linewidth=0,
+                     label='ours, one point a seed' if i == 0 else None)
+        if f.chapter is not None:
+            left.plot([i], [printed(f.chapter)[0]], 'kx', markersize=8, markeredgewidth=1.5, zorder=4,
+                      label='chapter (one seed)' if i == min(j for j, g in enumerate(found) if g.chapter) else None)
+    if 'than' in claim:
+        left.axhline(float(claim['than']), color='k', linestyle='--', linewidth=1, label=f"threshold {claim['than']}")
+    if claim['kind'] == 'about' and len(found) == 1:
+        left.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
+    left.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
+    left.set_xticks(range(len(values)), ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
+    left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or ('value' if len(names) > 1 else names[0]),
+             title=f'per seed ({seeds} seeds)')
+    if log and all((v > 0).all() for v in values):
+        log_y(left)
+    decision(right, claim, row, looks, log)
+    fig.suptitle('\n'.join(textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)), fontsize=8.5, x=0.5, ha='center',
+                 y=1.04)
+    return fig
+
+
+def log_y(ax) -> None:
+    """A log y axis in plain numbers (0.1, 1, 3); its minor ticks labelled too where it spans under a decade."""
+    ax.set_yscale('log')
+    plain = FuncFormatter(lambda v, _: f'{v:g}')
+    low, high = ax.get_ylim()
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain if high / low < 10 else NullFormatter())
+
+
+def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool) -> None:
+    """The estimate at each look with its 95% CI, coloured by that look's verdict, against the band or no effect."""
+    if claim['kind'] == 'about':
+        ax.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
+    else:
+        none = 1.0 if log else 0.0
+        ax.axhline(none, color='k', linewidth=1, label='no effect')
+        if np.isfinite(row['effect']):
+            sign = 1 if DIRECTION[claim['kind']] == 'greater' else -1
+            ax.axhline(row['effect'] ** sign if log else sign * row['effect'], color='k', linestyle=':', linewidth=1,
+                       label='smallest effect of interest')
+    for _, look in looks.iterrows():
+        if np.isfinite(look['estimate']):
+            color = COLORS.get(look['verdict'], OTHER)
+            ax.plot([look['seeds']] * 2, [look['ci_low'], look['ci_high']], color=color, linewidth=2)
+            ax.plot([look['seeds']], [look['estimate']], 'o', color=color, markeredgecolor='k', markeredgewidth=0.4)
+    if not np.isfinite(row['estimate']):  # say why the last look has no estimate
+        ax.text(0.98, 0.03, textwrap.shorten(f"at {row['n']} seeds: {row['note'] or 'no estimate'}", 70,
+                                             placeholder='...'), transform=ax.transAxes, ha='right', fontsize=7)
+    chapter = chapter_value(claim)
+    if np.isfinite(chapter):
+        ax.plot([1], [chapter], 'kx', markersize=8, markeredgewidth=1.5, label="chapter (one seed)")
+    if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
+        log_y(ax)
+    ax.set(xlabel='seeds at the look', ylabel=(claim.get('of') or 'mean over seeds') if claim['kind'] == 'about'
+           else 'ratio' if log else 'difference',
+           xlim=(0, looks['seeds'].max() * 1.08 + 1))
+    ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
+    ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,
+                 fontweight='bold')
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
+
+
+def write_ledger_figures(ctx: Context, frame: pd.DataFrame, looks: pd.DataFrame, out: Path) -> list[Path]:
+    """out/figures/claims.svg and .png, and out/claims/<id>.svg for every statistical claim with values."""
+    claims = load_claims(chapter=ctx.chapter)
+    rows = frame.set_index('id', drop=False)
+    (out / FOLDER).mkdir(parents=True, exist_ok=True)  # the workflow's output, even without a claim to draw
+    with style():
+        paths = save(ledger_figure(frame, claims, ctx.chapter), out / 'figures' / LEDGER)
+        for claim in claims['claims']:
+            row = rows.loc[claim['id']]
+            if has_figure(row):
+                history = looks[looks['id'] == claim['id']]
+                paths += save(claim_figure(claim, row, samples(claim, ctx), history), out / FOLDER / claim['id'],
+                              formats=('svg',))  # the report's and the README's format
+    return paths

@@ -1,0 +1,82 @@
+"""The ledger's `numbers` in plain words: what was compared and by how much, with its 95% CI.
+
+  pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
+  T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
+"""
+from __future__ import annotations
+
+import math
+
+from .text import number
+
+DIGITS = 3
+
+
+def num(value: float) -> str:
+    """3 significant digits; whole numbers from 1000 on (2604, not 2.6e+03)."""
+    return str(round(value)) if math.isfinite(value) and abs(value) >= 10 ** DIGITS else number(value, DIGITS)
+
+
+def factor(labels: list[str]) -> tuple[str, list[str]]:
+    """Input labels -> (the words they all share at their start and end, what tells each apart); a trainer cell's
+    brackets dropped: ['[epochs=16] pass_train', '[baseline] pass_train'] -> ('pass_train', ['epochs=16', 'baseline']).
+    Labels of differences ('a - b', '|a - b|') stay whole."""
+    words = [label.replace('[', '').replace(']', '').split() for label in labels]
+    if len(words) < 2 or any(' - ' in label for label in labels):
+        return '', [' '.join(w) for w in words]
+    shortest = min(map(len, words))
+    head = next((i for i in range(shortest) if len({w[i] for w in words}) > 1), shortest)
+    tail = next((i for i in range(shortest - head) if len({w[-1 - i] for w in words}) > 1), shortest - head)
+    if head + tail >= shortest:  # a label would have nothing left
+        return '', [' '.join(w) for w in words]
+    return ' '.join(words[0][:head] + words[0][len(words[0]) - tail:]), [' '.join(w[head:len(w) - tail]) for w in words]
+
+
+def interval(low: float, high: float) -> str:
+    return f'(95% CI {num(low)} to {num(high)})'
+
+
+def change(estimate: float, low: float, high: float, ratio: bool) -> str:
+    """A difference or ratio in words: 'higher by 0.1 (95% CI ...)', 'lower by a factor of 2.5 (...)'."""
+    if ratio:
+        up = estimate >= 1
+        size, low, high = (estimate, low, high) if up else (1 / estimate, 1 / high, 1 / low)
+        return f'{"higher" if up else "lower"} by a factor of {num(size)} {interval(low, high)}'
+    up = estimate >= 0
+    size, low, high = (estimate, low, high) if up else (-estimate, -high, -low)
+    return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high)}'
+
+
+def where(low: float, high: float, band_low: float, band_high: float) -> str:
+    """Where a CI lies against a band, in words."""
+    if high < band_low:
+        return 'below'
+    if low > band_high:
+        return 'above'
+    if band_low <= low and high <= band_high:
+        return 'inside'
+    if low < band_low and high > band_high:
+        return 'wider than'
+    return 'across the lower edge of' if low < band_low else 'across the upper edge of'
+
+
+def describe(claim: dict, row: dict, labels: list[str], means: list[float]) -> str:
+    """A statistical claim's ledger row in words: its inputs' means, then the estimate against the claim."""
+    context, parts = factor(labels)
+    lead = f'{context}: ' if context else ''
+    known = math.isfinite(row['estimate'])
+    if claim['kind'] == 'about':
+        of = {'ratio': ' / ', 'difference': ' - '}.get(claim.get('of'), '')
+        quantity = f'{lead}{of.join(parts)}'
+        if not known:
+            return f'{quantity}: ' + ', '.join(map(num, means))
+        return (f'{quantity} {num(row["estimate"])} {interval(row["ci_low"], row["ci_high"])}: '
+                f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
+                f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
+    values = [f'{part} {num(m)}' for part, m in zip(parts, means)]
+    said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim else lead + (
+        ' vs '.join(values) if claim['kind'] in ('greater', 'less') else ', '.join(values))
+    if not known:
+        return said
+    by = change(row['estimate'], row['ci_low'], row['ci_high'], claim.get('scale', 'raw') == 'log')
+    return f'{said}: {by}' if claim['kind'] in ('greater', 'less') else f'{said}; the weakest step {by}'

@@ -1,0 +1,58 @@
+"""The ledger's numbers in plain words: what was compared, which way, by how much, with its 95% CI."""
+import math
+
+import pandas as pd
+
+from analysis.verdicts import decide
+from analysis.words import describe, factor, where
+
+NAN = math.nan
+
+
+def row(estimate, low, high, band_low=NAN, band_high=NAN) -> dict:
+    return dict(estimate=estimate, ci_low=low, ci_high=high, band_low=band_low, band_high=band_high)
+
+
+def test_labels_share_their_common_words_once_and_differences_stay_whole():
+    assert factor(['[epochs=16] pass_train', '[baseline] pass_train']) == ('pass_train', ['epochs=16', 'baseline'])
+    assert factor(['T1 k=0 ess_over_n', 'T1 k=1 ess_over_n']) == ('T1 ess_over_n', ['k=0', 'k=1'])
+    assert factor(['T8 epoch=4 approx_kl', 'T10 epoch=4 approx_kl']) == ('epoch=4 approx_kl', ['T8', 'T10'])
+    assert factor(['a x', 'a x']) == ('', ['a x', 'a x'])  # nothing would be left to tell them apart
+    whole = ['T10 epoch=8 approx_kl - T10 epoch=1 approx_kl', 'T10 epoch=16 approx_kl - T10 epoch=8 approx_kl']
+    assert factor(whole) == ('', whole)
+
+
+def test_a_difference_says_which_way_and_by_how_much():
+    claim = dict(kind='less', scale='logit')
+    text = describe(claim, row(-0.6947, -0.8265, -0.5629), ['[epochs=16] pass_train', '[baseline] pass_train'],
+                    [0.1281, 0.8228])
+    assert text == 'pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)'
+    assert '?' not in text
+
+
+def test_a_ratio_reads_as_a_factor_and_a_threshold_as_a_number():
+    claim = dict(kind='less', scale='log', than=0.8)
+    text = describe(claim, row(0.0734, 0.064, 0.0843), ['T8 epoch=4 ratio_min'], [0.0597])
+    assert text == 'T8 epoch=4 ratio_min 0.0597 vs 0.8: lower by a factor of 13.6 (95% CI 11.9 to 15.6)'
+    steps = describe(dict(kind='increasing', scale='log'), row(1.286, 1.244, 1.328),
+                     ['T8 epoch=1 approx_kl', 'T8 epoch=2 approx_kl'], [0.00332, 0.0356])
+    assert steps == ('T8 approx_kl: epoch=1 0.00332, epoch=2 0.0356; the weakest step higher by a factor of 1.29 '
+                     '(95% CI 1.24 to 1.33)')
+
+
+def test_an_about_claim_says_where_its_interval_lies_against_the_band():
+    claim = dict(kind='about', scale='log', about=25, of='ratio')
+    text = describe(claim, row(9.784, 7.354, 13.02, 20, 31.25), ['T6 unclipped approx_kl', 'T6 clipped approx_kl'],
+                    [3.9, 0.19])
+    assert text == ('T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 '
+                    '(about 25)')
+    assert [where(*ci, 0, 1) for ci in ((-2, -1), (2, 3), (0.2, 0.8), (-1, 2), (-1, 0.5), (0.5, 2))] == [
+        'below', 'above', 'inside', 'wider than', 'across the lower edge of', 'across the upper edge of']
+
+
+def test_a_directional_row_carries_its_smallest_effect_in_the_estimates_units():
+    a, b = pd.Series([2.0, 2.2, 2.4, 2.1]), pd.Series([1.0, 1.1, 1.0, 1.2])
+    ratio = decide(dict(id='x', kind='greater', scale='log', test='t', paired=True, inputs=[{}, {}]), [a, b])
+    assert ratio['effect'] == 1.25  # the about factor, as a ratio
+    diff = decide(dict(id='x', kind='greater', scale='raw', test='t', paired=True, inputs=[{}, {}]), [a, b])
+    assert math.isclose(diff['effect'], math.log(1.25) * b.mean())  # log(1.25) |reference|
