@@ -112,10 +112,11 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
-           min_seeds: int | None = None, horizon: tuple[int, float] | None = None) -> pd.DataFrame:
+           min_seeds: int | None = None, horizon: tuple[int, float] | None = None, stopped: int = 0) -> pd.DataFrame:
     """Every claim of the claims file decided on ctx, in file order; the p-values for and against every claim with
-    a verdict corrected together by BH at alpha (attrs['cutoff']); horizon: (seeds, level) of the design's last
-    look, for each open claim's chance of a verdict by then."""
+    a verdict corrected together by BH at alpha (attrs['cutoff']), with those of `stopped` claims a sequential
+    design stopped for futility counted as 1 (so that stopping them does not loosen the others' cut-off); horizon:
+    (seeds, level) of the design's last look, for each open claim's chance of a verdict by then."""
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
@@ -124,7 +125,7 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
     judged = [r for r in first if r['group'] not in ('check', FINDING)]
-    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged], alpha)
+    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + [1.0] * (2 * stopped), alpha)
     rows = [evaluate(c, f, (cutoff, cutoff), diverged, horizon=horizon) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     tested = ~frame['group'].isin(['check', FINDING])

@@ -11,7 +11,9 @@ false verdicts among all verdicts is at most alpha (each look's BH holds its fal
 false verdicts are a smaller share of the whole ledger's). Gamma -4 spends 0.0016 at a quarter of the seeds, which
 ten seeds all on one side (p = 2^-10) can reach, and keeps a_K near half of alpha for the last look.
 Futility (non-binding: the promise does not need it): an open claim whose chance of a verdict by n_max at its
-observed share of seeds is below `futility` stops asking for seeds and is reported inconclusive at that look.
+observed share of seeds is below `futility` stops asking for seeds and is reported inconclusive at that look; its
+p-values stay in every later look's correction as 1, so that dropping the unpromising claims cannot loosen the
+cut-off of the promising ones.
 """
 from __future__ import annotations
 
@@ -79,10 +81,12 @@ class Design:
 
 
 def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict | None = None,
-                      alpha: float | None = None, min_seeds: int | None = None) -> pd.DataFrame:
+                      alpha: float | None = None, min_seeds: int | None = None,
+                      futility: float = FUTILITY) -> pd.DataFrame:
     """The ledger replayed look by look on ctx: each statistical claim's row is the one of the look that decided
     it or found it futile (columns stage, futile, decided); checks are decided on all seeds at the last look. design
-    None: one look at every seed (a fixed design). attrs['looks']: per look its stage, seeds, level, BH cut-off,
+    None: one look at every seed (a fixed design). futility: the chance of a verdict under which a claim stops
+    (0: never). attrs['looks']: per look its stage, seeds, level, BH cut-off,
     claims looked at, decided and futile."""
     claims = claims or load_claims(chapter=ctx.chapter)
     alpha = alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha'])
@@ -90,16 +94,17 @@ def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict |
     horizon = (design.max_seeds, levels[-1]) if design else None
     apart = [c for c in claims['claims'] if c['kind'] == 'check' or c.get('finding')]  # read once, at the last look
     open_claims = [c for c in claims['claims'] if c not in apart]
-    frames, looks = [], []
+    frames, looks, stopped = [], [], 0
     for stage, (n, level) in enumerate(zip(design.looks if design else [None], levels), 1):
         last = stage == len(levels)
         looked = open_claims + (apart if last else [])
         frame = ledger(first_seeds(ctx, n), dict(claims, claims=looked), alpha=level, min_seeds=min_seeds,
-                       horizon=horizon)
+                       horizon=horizon, stopped=stopped)
         statistical = ~frame['group'].isin(['check', 'finding'])
         decided = frame['verdict'].isin(DECIDED)
-        frame['futile'] = statistical & ~decided & (frame['chance'] < FUTILITY) & (not last)
+        frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & (not last)
         done = decided | ~statistical | frame['futile'] | last
+        stopped += int(frame['futile'].sum())
         frames.append(frame[done].assign(stage=stage))
         looks.append(dict(stage=stage, seeds=n or (int(frame['n'].max()) if len(frame) else 0), level=level,
                           cutoff=frame.attrs['cutoff'],
@@ -123,11 +128,11 @@ def feeders(ctx: Context, claims: list[dict]) -> list[str]:
 
 
 def next_stage(ctx: Context, design: Design, step: int, claims: dict | None = None,
-               alpha: float | None = None) -> dict:
+               alpha: float | None = None, futility: float = FUTILITY) -> dict:
     """After the last look of design: the claims decided, still open and found futile there, and the plan of the
     next stage ({seeds, sources}: the sources the open claims read; {} when done)."""
     claims = claims or load_claims(chapter=ctx.chapter)
-    frame = sequential_ledger(ctx, design, claims, alpha)
+    frame = sequential_ledger(ctx, design, claims, alpha, futility=futility)
     at_last = frame[(frame['stage'] == len(design.looks)) & ~frame['group'].isin(['check', 'finding'])]
     still = at_last[~at_last['verdict'].isin(DECIDED) & ~at_last['futile']]
     plan = {}
