@@ -49,7 +49,7 @@ def printed_value(spec: dict, chapter: dict) -> str | None:
 
 def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
     """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
-    copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where the chapter printed
+    and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where the chapter printed
     one. Each entry is what verdicts.decide reads."""
     raw = yaml.load(Path(path).read_text(), Loader=LOADER)
     chapter = chapter or load_chapter()
@@ -58,7 +58,7 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     for claim in raw['claims']:
         inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
                   for spec in expand(claim['inputs'])]
-        claims.append({**rules, **claim, 'inputs': inputs})
+        claims.append({**rules, 'registered': raw.get('registered', ''), **claim, 'inputs': inputs})
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
@@ -112,11 +112,13 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
-           min_seeds: int | None = None, horizon: tuple[int, float] | None = None, stopped: int = 0) -> pd.DataFrame:
+           min_seeds: int | None = None, horizon: tuple[int, float] | None = None,
+           decided: int = 0, stopped: int = 0) -> pd.DataFrame:
     """Every claim of the claims file decided on ctx, in file order; the p-values for and against every claim with
-    a verdict corrected together by BH at alpha (attrs['cutoff']), with those of `stopped` claims a sequential
-    design stopped for futility counted as 1 (so that stopping them does not loosen the others' cut-off); horizon:
-    (seeds, level) of the design's last look, for each open claim's chance of a verdict by then."""
+    a verdict corrected together by BH at alpha (attrs['cutoff']). A sequential design's earlier looks stay in the
+    family: each of the `decided` claims as one p of 0 (its verdict) and one of 1, each of the `stopped` (futile)
+    claims as two of 1, so the family is always every claim. horizon: (seeds, level) of the design's last look, for
+    each open claim's chance of a verdict by then."""
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
@@ -125,7 +127,8 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
     judged = [r for r in first if r['group'] not in ('check', FINDING)]
-    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + [1.0] * (2 * stopped), alpha)
+    earlier = [0.0] * decided + [1.0] * (decided + 2 * stopped)
+    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + earlier, alpha)
     rows = [evaluate(c, f, (cutoff, cutoff), diverged, horizon=horizon) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     tested = ~frame['group'].isin(['check', FINDING])
@@ -212,9 +215,9 @@ def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
 def summary(frame: pd.DataFrame) -> str:
     """One paragraph: the verdict counts of the chapter's claims (those revised after a published verdict apart),
     the calibration targets', the literature's, the findings and the checks'."""
-    revised = frame['revised'].fillna('').ne('')
+    revised = frame['revised'].fillna('').ne('') & (frame['group'] == 'chapter')
     parts = {g: frame[(frame['group'] == g) & ~revised] for g in GROUPS}
-    again = frame[(frame['group'] == 'chapter') & revised]
+    again = frame[revised]
     fragile = int(parts['chapter']['fragile'].str.startswith('fragile').sum())
     return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])} ({fragile} of the verdicts "
             'fragile: they change with the band halved or doubled, or with the transform switched). '

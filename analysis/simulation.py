@@ -107,18 +107,19 @@ def mixtures(claims: int = 100) -> tuple[Mixture, ...]:
 def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
                futility: bool) -> tuple[np.ndarray, np.ndarray]:
     """values [claims, seeds]: each claim's verdict (1 reproduced, -1 contradicted, 0 none) and seeds used, with
-    one BH per look over the open claims' p-values for and against, the futile ones' counted as 1, as
-    sequential_ledger does."""
+    one BH per look over the open claims' p-values for and against in the family of every claim (decided: 0 and 1,
+    futile: 1 and 1), as sequential_ledger does."""
     claims = len(values)
     verdict, seeds, open_ = np.zeros(claims, int), np.full(claims, looks[-1]), np.ones(claims, bool)
-    futile = 0
+    futile = 0  # claims stopped for futility: two p-values of 1 each; a decided claim: one of 0 and one of 1
     for k, (n, level) in enumerate(zip(looks, levels)):
         index = np.flatnonzero(open_)
         seen = values[index, :n]
         support = [Count(int(c), n) for c in (seen > 0).sum(1)]
         against = [Count(int(c), n) for c in (seen < smallest).sum(1)]
         p, p_against = np.array([c.p for c in support]), np.array([c.p for c in against])
-        cutoff = bh_threshold(np.r_[p, p_against, np.ones(2 * futile)], level)
+        done = int((verdict != 0).sum())
+        cutoff = bh_threshold(np.r_[p, p_against, np.zeros(done), np.ones(done + 2 * futile)], level)
         decided = np.where(p <= cutoff, 1, np.where(p_against <= cutoff, -1, 0))
         verdict[index], seeds[index] = decided, n
         stop = decided != 0

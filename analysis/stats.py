@@ -15,7 +15,6 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 CONFIDENCE = 0.95
 METHODS = ('t', 'bca')
@@ -151,36 +150,6 @@ def bh_threshold(pvalues, alpha: float) -> float:
     if not len(p):
         return alpha
     return int(multipletests(p, alpha, method='fdr_bh')[0].sum()) * alpha / len(p)
-
-
-@quiet()
-def t_interval(x, y=None, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """(mean, low, high): the Student-t CI of mean(x), or with y the Welch CI of mean(x) - mean(y); a sample
-    without spread gives its mean as both ends."""
-    x = np.asarray(x, dtype=float)
-    if y is None:
-        mean = float(x.mean())
-        if len(x) < 2 or np.ptp(x) == 0:
-            return mean, mean, mean
-        half = t_quantile(len(x), confidence) * x.std(ddof=1) / math.sqrt(len(x))
-        return mean, mean - half, mean + half
-    y = np.asarray(y, dtype=float)
-    diff = float(x.mean() - y.mean())
-    if np.ptp(x) == 0 and np.ptp(y) == 0:
-        return diff, diff, diff
-    low, high = CompareMeans(DescrStatsW(x), DescrStatsW(y)).tconfint_diff(1 - confidence, usevar='unequal')
-    return diff, float(low), float(high)
-
-
-@quiet()
-def tost_mean(x, low: float, high: float) -> tuple[float, float]:
-    """One-sided t-test p-values of mean(x) > low and of mean(x) < high (statsmodels' TOST); exact (0 or 1)
-    for a sample without spread."""
-    x = np.asarray(x, dtype=float)
-    if np.ptp(x) == 0:
-        return float(x[0] <= low), float(x[0] >= high)
-    _, (_, p_low, _), (_, p_high, _) = DescrStatsW(x).ttost_mean(low, high)
-    return float(p_low), float(p_high)
 
 
 def exceed_p(count, n, share=0.5):

@@ -139,13 +139,16 @@ class Count:
 
 def smallest_effect(claim: dict, step: int = 0) -> float:
     """The pre-registered smallest effect of step `step` on the claim's scale, in the claim's direction: `effect`
-    if given; else a factor about_factor (log(about_factor) on the log and logit scales, times the chapter's printed
-    reference on the raw scale, 0 without one), capped at half the chapter's own printed effect where it printed
-    both sides (the chapter's story needs at least that much, and its own numbers hold it)."""
+    if given; 0 past a threshold (`than`: the threshold is what the story needs); else a factor about_factor
+    (log(about_factor) on the log and logit scales, times the chapter's printed reference on the raw scale, 0
+    without one), capped at half the chapter's own printed effect where it printed both sides (the chapter's story
+    needs at least that much, and its own numbers hold it)."""
     if 'effect' in claim:
         return float(claim['effect'])
+    if 'than' in claim:  # the threshold is what the story needs
+        return 0.0
     delta, scale = math.log(settings(claim)['about_factor']), claim.get('scale', 'raw')
-    printed_values = [spec.get('value') for spec in claim['inputs']] + ([claim['than']] if 'than' in claim else [])
+    printed_values = [spec.get('value') for spec in claim['inputs']]
     a, b = (printed_values[step + 1], printed_values[step]) if claim['kind'] in ('increasing', 'decreasing') else \
         printed_values[:2]
     rule = delta if scale in ('log', 'logit') else 0.0 if b is None else delta * abs(printed_number(b))
@@ -365,7 +368,8 @@ def outlook(found: dict, horizon: int, level: float, power: float) -> dict:
     seeds = weakest.seeds(level if route == 'reproduced' else against, power)
     text = ', '.join('>10000' if math.isnan(v) else str(int(v)) for v in seeds[1:])
     return dict(chance=max(chances.values()), n_80=seeds[0],
-                power_note=f'{route}: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds at '
+                power_note=f'{route}: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds '
+                           'at '
                            'the ends of its 95% CI')
 
 
