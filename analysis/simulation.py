@@ -55,11 +55,10 @@ def calibration(reps: int, seed: int = 0, own: dict[str, np.ndarray] | None = No
     """false_rates for each family, and for each claim's own values (resampled with replacement, shifted so that
     their median is the null); one row per family (or claim) and look."""
     rng = np.random.default_rng(seed)
-    sources = {name: draw(rng, (reps, MAX_SEEDS)) for name, draw in FAMILIES.items()}
+    draws = {name: lambda draw=draw: draw(rng, (reps, MAX_SEEDS)) for name, draw in FAMILIES.items()}
     for claim_id, values in (own or {}).items():
-        centred = values - np.median(values)
-        sources[f'own: {claim_id}'] = rng.choice(centred, (reps, MAX_SEEDS))
-    return pd.concat([false_rates(v).assign(source=k) for k, v in sources.items()], ignore_index=True)
+        draws[f'own: {claim_id}'] = lambda v=values - np.median(values): rng.choice(v, (reps, MAX_SEEDS))
+    return pd.concat([false_rates(draw()).assign(source=name) for name, draw in draws.items()], ignore_index=True)
 
 
 def own_values(ctx: Context, claims: dict) -> dict[str, np.ndarray]:
@@ -180,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--reps', type=int, default=200_000, help='simulated claims per calibration source')
     parser.add_argument('--ledgers', type=int, default=400, help='simulated ledgers of 100 claims per scenario')
     parser.add_argument('--records', default='results/records', help='published records (own values, futility)')
-    parser.add_argument('--job-seconds', type=float, default=20.0, help='seconds of one run job (README: 19.8 s)')
+    parser.add_argument('--job-seconds', type=float, default=34.0,
+                        help='seconds of one run job (README: stage 1, 9,600 job-seconds for 280 runs)')
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     ctx = Context.build(load_records(args.records))
