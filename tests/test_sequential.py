@@ -47,10 +47,10 @@ def test_looks_that_are_not_a_design_are_refused(looks, max_seeds):
 # --- the ledger replayed look by look ---------------------------------------------------------------------------
 
 def benjamini_hochberg(p: list[float], alpha: float) -> float:
-    """The step-up cut-off written out: the largest p_(i) <= i alpha / m (0 when none)."""
+    """The step-up cut-off written out: k alpha / m for the largest k with p_(k) <= k alpha / m (0 when none)."""
     ranked = sorted(v for v in p if not math.isnan(v))
-    passing = [v for i, v in enumerate(ranked, 1) if v <= i * alpha / len(ranked)]
-    return max(passing) if passing else 0.0
+    passing = [i for i, v in enumerate(ranked, 1) if v <= i * alpha / len(ranked)]
+    return max(passing) * alpha / len(ranked) if passing else 0.0
 
 
 def test_a_fixed_design_gives_a_verdict_exactly_where_bh_over_every_p_for_and_against_allows(ctx):  # noqa: F811
@@ -58,6 +58,7 @@ def test_a_fixed_design_gives_a_verdict_exactly_where_bh_over_every_p_for_and_ag
     judged = out[~out['group'].isin(['check', 'finding'])]
     cutoff = benjamini_hochberg(list(judged['p']) + list(judged['p_against']), ALPHA)
     assert [look['level'] for look in out.attrs['looks']] == [ALPHA] and cutoff > 0
+    assert out.attrs['looks'][0]['cutoff'] == pytest.approx(cutoff)
     reproduced = judged['p'] <= cutoff
     contradicted = ~reproduced & (judged['p_against'] <= cutoff) & (judged['n'] >= 3)
     assert (judged['verdict'] == 'reproduced').tolist() == (reproduced & (judged['n'] >= 3)).tolist()
