@@ -49,8 +49,8 @@ def printed_value(spec: dict, chapter: dict) -> str | None:
 
 def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
     """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
-    and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where the chapter printed
-    one. Each entry is what verdicts.decide reads."""
+    and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where
+    the chapter printed one. Each entry is what verdicts.decide reads."""
     raw = yaml.load(Path(path).read_text(), Loader=LOADER)
     chapter = chapter or load_chapter()
     rules = {k: raw.get(k, v) for k, v in DEFAULTS.items()}
