@@ -422,7 +422,7 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
     row = dict(base, **{k: v for k, v in found.items() if k not in ('supports', 'against')})
     row['verdict'], reason = verdict_of(row, thresholds, rules['min_seeds'])
     row['note'] = '; '.join(filter(None, [row['note'], reason]))
-    if power:
+    if power and row['n'] >= rules['min_seeds']:  # fewer seeds show no effect to project
         seeds, level = horizon or (row['n'], rules['alpha'])
         row.update(outlook(found, seeds, level, rules['power']))
     if sensitivity:

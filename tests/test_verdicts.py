@@ -163,6 +163,7 @@ def test_missing_values_few_seeds_and_bad_claims():
     assert decide(spec, [by_seed([]), by_seed(B)])['verdict'] == 'untested'
     few = decide(spec, [by_seed(A[:2]), by_seed(B[:2])])
     assert few['verdict'] == 'inconclusive' and few['note'].endswith('n=2 < 3 seeds')
+    assert math.isnan(few['chance'])  # too few seeds to project, so never futile
     with pytest.raises(ValueError, match="scale='sqrt'; expected one of raw, log, logit"):
         decide(dict(spec, scale='sqrt'), [by_seed(A), by_seed(B)])
     with pytest.raises(ValueError, match='needs paired inputs'):
