@@ -1,8 +1,9 @@
 """The claims ledger: every quantitative claim of the chapter (claims.yaml) decided on our seeds.
 
 Each claim's per-seed inputs are resolved from the runs (chapter.resolve) and decided by verdicts.decide; the
-p-values of all statistical claims are corrected together (Benjamini-Hochberg), so a claim is reproduced when
-p <= the ledger's BH cut-off. Deterministic checks (kind 'check') are listed apart and pass or fail.
+p-values of all statistical claims, for and against, are corrected together (Benjamini-Hochberg), so a verdict is
+given when its p <= the ledger's BH cut-off. Findings (exercise questions, models the chapter offers) get their
+numbers and no verdict. Deterministic checks (kind 'check') are listed apart and pass or fail.
 """
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, clean, decide
 from .words import describe
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
-GROUPS = ('chapter', 'calibration', 'literature', 'check')
+GROUPS = ('chapter', 'calibration', 'literature', 'finding', 'check')
+FINDING = 'finding'
 COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
-           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale', 'p', 'q',
-           'p_against', 'q_against', 'n_80', 'power_note', 'chapter_in_pi', 'fragile', 'sensitivity', 'note']
+           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale', 'registered',
+           'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile', 'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 
 
@@ -48,8 +50,8 @@ def printed_value(spec: dict, chapter: dict) -> str | None:
 
 def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
     """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
-    copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where the chapter printed
-    one. Each entry is what verdicts.decide reads."""
+    and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where
+    the chapter printed one. Each entry is what verdicts.decide reads."""
     raw = yaml.load(Path(path).read_text(), Loader=LOADER)
     chapter = chapter or load_chapter()
     rules = {k: raw.get(k, v) for k, v in DEFAULTS.items()}
@@ -57,7 +59,7 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     for claim in raw['claims']:
         inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
                   for spec in expand(claim['inputs'])]
-        claims.append({**rules, **claim, 'inputs': inputs})
+        claims.append({**rules, 'registered': raw.get('registered', ''), **claim, 'inputs': inputs})
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
@@ -65,10 +67,13 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
 
 
 def group(claim: dict) -> str:
-    """'check' (deterministic), 'calibration' (a figure the substrate was tuned to: not evidence), 'literature'
-    (a claim the chapter cites from elsewhere) or 'chapter'."""
+    """'check' (deterministic), 'finding' (an exercise question or a model the chapter offers: numbers, no
+    verdict), 'calibration' (a figure the substrate was tuned to: not evidence), 'literature' (a claim the chapter
+    cites from elsewhere) or 'chapter'."""
     if claim['kind'] == 'check':
         return 'check'
+    if claim.get('finding'):
+        return FINDING
     if claim.get('calibration'):
         return 'calibration'
     return 'literature' if str(claim['source']).startswith('literature') else 'chapter'
@@ -93,9 +98,9 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
     row = dict(id=claim['id'], group=group(claim), claim=claim['claim'], source=claim['source'], kind=claim['kind'],
                scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
-               test='' if claim['kind'] == 'check' else claim.get('test', 't'),
                paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
                inputs='; '.join(f.label for f in found), rationale=claim.get('rationale', ''),
+               registered=str(claim.get('registered', '')), revised=str(claim.get('revised', '')),
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
     if missing:
@@ -103,13 +108,20 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
                     note='; '.join(dict.fromkeys(missing)))
     out = dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
     if claim['kind'] != 'check' and out['verdict'] != UNTESTED:
-        out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).mean() for f in found])
+        out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).median() for f in found])
+    if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
+        out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
     return out
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
-           min_seeds: int | None = None) -> pd.DataFrame:
-    """Every claim of the claims file decided on ctx, in file order; p corrected by BH over the statistical claims."""
+           min_seeds: int | None = None, horizon: tuple[int, float] | None = None,
+           decided: int = 0, stopped: int = 0) -> pd.DataFrame:
+    """Every claim of the claims file decided on ctx, in file order; the p-values for and against every claim with
+    a verdict corrected together by BH at alpha (attrs['cutoff']). A sequential design's earlier looks stay in the
+    family: each of the `decided` claims as one p of 0 (its verdict) and one of 1, each of the `stopped` (futile)
+    claims as two of 1, so the family is always every claim. horizon: (seeds, level) of the design's last look, for
+    each open claim's chance of a verdict by then."""
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
@@ -117,15 +129,15 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     diverged = diverged_seeds(ctx.values)
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
-    statistical = [r for r in first if r['group'] != 'check']
-    thresholds = (bh_threshold([r['p'] for r in statistical], alpha),
-                  bh_threshold([r['p_against'] for r in statistical], alpha))
-    rows = [evaluate(c, f, thresholds, diverged) for c, f in zip(entries, found)]
+    judged = [r for r in first if r['group'] not in ('check', FINDING)]
+    earlier = [0.0] * decided + [1.0] * (decided + 2 * stopped)
+    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + earlier, alpha)
+    rows = [evaluate(c, f, (cutoff, cutoff), diverged, horizon=horizon) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    tested = frame['group'] != 'check'
-    frame.loc[tested, 'q'] = bh(frame.loc[tested, 'p'])
-    frame.loc[tested, 'q_against'] = bh(frame.loc[tested, 'p_against'])
-    frame.attrs['thresholds'] = thresholds
+    tested = ~frame['group'].isin(['check', FINDING])
+    q = bh(pd.concat([frame.loc[tested, 'p'], frame.loc[tested, 'p_against']]))
+    frame.loc[tested, 'q'], frame.loc[tested, 'q_against'] = q[:tested.sum()], q[tested.sum():]
+    frame.attrs['cutoff'] = cutoff
     return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
 
 
@@ -142,36 +154,58 @@ def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int]
 
 # --- the ledger for readers -----------------------------------------------------------------------------------
 
+PROMISE = """\
+**The promise.** Over all {claims} claims with a verdict (the chapter's, the literature's and the calibration
+targets) and all the looks of the design, the expected share of false verdicts among the verdicts given
+(reproduced and contradicted together) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
+looks and by exact tests valid whatever the seeds' distribution, and checked by simulation (`python -m
+analysis.simulation`). Findings and deterministic checks are outside it.
+"""
+
 RULES = """\
-**Verdicts.** Each claim states a direction or a value; its test on our seeds gives a p-value for the claim and one
-against it. All statistical claims are corrected together by Benjamini-Hochberg at a false discovery rate of
-{alpha}: a claim is **reproduced** when its p is at most the ledger's cut-off (q <= {alpha}); **contradicted** when
-the p against it is at most the cut-off of the p-values against (the opposite direction is significant, or the 95%
-CI lies entirely outside the claim's band); **inconclusive** otherwise, with the seeds its pre-registered smallest
-effect would need for 80% power (n_80). A claim whose inputs have no runs is **untested**, with the reason.
+**Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs)
+on the claim's scale. Each test counts the seeds on one side of a value (an exact binomial test: no assumption
+about the seeds' distribution, so skewed and heavy-tailed metrics keep the stated level at any number of seeds;
+two unpaired inputs: Mann-Whitney). Every claim's p for it and p against it are corrected together by
+Benjamini-Hochberg at {alpha}: a claim is **reproduced** when its p is at most the cut-off (q <= {alpha});
+**contradicted** when the p against it is, and it is not reproduced; **inconclusive** otherwise, with the chance of
+a verdict by the design's last look at the observed share of seeds (`chance`) and the seeds a fixed design would
+need at that share (n_80, with the seeds at the ends of its 95% interval in `power_note`). A claim whose inputs
+have no runs is **untested**, with the reason.
 
-**What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** The quantity is our
-expected value, on the claim's scale: log for ratios, KL, ratio extremes and counts; logit for rates; raw for
-differences. "About X" means within a factor of {factor} of X: the band is X ± log({factor}) on the log or logit
-scale (on the raw scale X ± log({factor}) |X|). An about-claim is reproduced when the 95% CI of our mean lies inside
-the band and contradicted when it lies entirely outside. "Within noise" (the same, within the noise of one run)
-means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and episode
-count. A margin the chapter states ("within half a point") is used as stated. Directional claims count an effect
-by the same factor ({factor}: log({factor}) on the log scale) as the smallest of interest, for power. "With high
-probability" means a probability of at least {high} (sign test).
+**Directions and the smallest effect.** A direction is supported when the median difference is above 0 (each step
+of a monotone claim); it is contradicted when some step's median is confidently below its smallest effect of
+interest, fixed before looking at our numbers: `effect` where the chapter's wording gives one; else half of the
+chapter's own printed effect (the chapter's story needs at least that much); else a factor of {factor} on the log
+and logit scales; else (raw, nothing printed) 0, the opposite direction. "With high probability" means that more
+than {high} of the seeds go the claimed way (against it: confidently fewer).
 
-**Pairing and tests.** Inputs from runs of one seed (one experiment, or trainer cells: they share the warm critic,
-the first batch and the evaluation seed) are paired by seed. Tests: t (one-sample, paired or Welch), Wilcoxon
-signed-rank, or the sign test, per claim. Monotone claims need every step (the largest step p). A diverged run
-counts as a failure (pass rate 0) and is counted in the `diverged` column.
+**What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** On the claim's scale (log
+for ratios, KL, ratio extremes and counts; logit for rates; raw for differences) "about X" means within a factor of
+{factor} of X: the band is X ± log({factor}) on the log or logit scale (on the raw scale X ± log({factor}) |X|).
+"Within noise" means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and
+episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is reproduced
+when the median is confidently inside the band (more seeds above its low edge and more below its high edge than
+chance allows) and contradicted when it is confidently outside. The chapter's own printed values, read as one
+seed, satisfy every claim they bear on (a test checks it).
+
+**Findings.** Exercise questions and models the chapter offers without measuring them are reported with their
+median and interval and no verdict, counted apart.
+
+**Registered encodings.** Each claim records when its encoding was fixed (`registered`). A claim whose encoding
+changed after a published ledger gave it a verdict is marked (`revised`) and counted apart from the headline
+counts.
+
+**Pairing.** Inputs from runs of one seed (one experiment, or trainer cells: they share the warm critic, the first
+batch and the evaluation seed) are paired by seed. A diverged run counts as a failure (pass rate 0) and is counted
+in the `diverged` column.
 
 **Sensitivity.** Each verdict is re-evaluated with its band halved and doubled and with its transform switched (log
-or logit against raw); a verdict that changes under any of them is marked fragile. The chapter's single-seed value
-inside our 95% prediction interval for one new seed is shown as `chapter_in_pi`, a description, not a verdict.
+or logit against raw); a verdict that changes under any of them is marked fragile.
 """
 
 VIEW = ['id', 'verdict', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged', 'p',
-        'q', 'q_against', 'n_80', 'chapter_in_pi', 'source', 'note']
+        'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'revised', 'source', 'note']
 CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
 
 
@@ -182,29 +216,37 @@ def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
 
 
 def summary(frame: pd.DataFrame) -> str:
-    """One paragraph: the verdict counts of the chapter's claims, the literature's and the checks'."""
-    parts = {g: frame[frame['group'] == g] for g in GROUPS}
+    """One paragraph: the verdict counts of the chapter's claims (those revised after a published verdict apart),
+    the calibration targets', the literature's, the findings and the checks'."""
+    revised = frame['revised'].fillna('').ne('') & (frame['group'] == 'chapter')
+    parts = {g: frame[(frame['group'] == g) & ~revised] for g in GROUPS}
+    again = frame[revised]
     fragile = int(parts['chapter']['fragile'].str.startswith('fragile').sum())
     return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])} ({fragile} of the verdicts "
             'fragile: they change with the band halved or doubled, or with the transform switched). '
+            f"{len(again)} claims of the chapter encoded again after a published verdict (counted apart): "
+            f"{counts(again)}. "
             f"{len(parts['calibration'])} calibration targets (figures the substrate was tuned to, not evidence): "
             f"{counts(parts['calibration'])}. "
             f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
+            f"{len(parts['finding'])} findings (exercise questions and models: numbers, no verdict). "
             f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
 
 
 LOOKS = """\
 **Seeds in stages.** The claims are looked at after each stage of seeds, and a claim stops at the first look that
-decides it (column `decided`: the stage and its seeds, or undecided at the design's last look). Each look has its
-own p cut-off, which takes the place of {alpha} in the rules above, from {spending} error spending over the looks at
-{fractions} of the {max_seeds} seeds a design can reach: a claim's chance of a false verdict over all its looks
-stays at {alpha}. Within a look, the claims still open are corrected together by Benjamini-Hochberg at that look's
-cut-off (q is that look's). A fixed design is one look at all its seeds, at {alpha}.
+decides it (column `decided`: the stage and its seeds), or when its chance of a verdict by the last look, at its
+observed share of seeds, falls under a tenth (futile: it stops asking for seeds and stays inconclusive), or at the
+design's last look. The looks at {fractions} of the {max_seeds} seeds a design can reach spend {alpha} by
+{spending} error spending: each look's level, below, takes the place of {alpha} in the rules above, and the levels
+sum to {alpha}. Within a look, the claims still open are corrected together by Benjamini-Hochberg at that level (q
+is that look's). A fixed design is one look at all its seeds, at {alpha}.
 """
 
 
 def looks_section(frame: pd.DataFrame) -> list[str]:
-    """The sequential design's paragraph and one row per look: seeds, cut-offs, claims looked at and decided."""
+    """The sequential design's paragraph and one row per look: seeds, level, cut-off, claims looked at, decided,
+    futile."""
     looks = frame.attrs.get('looks', [])
     if not looks:
         return []
@@ -213,24 +255,26 @@ def looks_section(frame: pd.DataFrame) -> list[str]:
     text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
                         alpha=number(frame.attrs['alpha']))
     return [text, to_markdown(pd.DataFrame(looks).rename(columns={
-        'level': 'p cut-off of the look', 'cutoff': 'BH cut-off for', 'cutoff_against': 'BH cut-off against',
-        'looked_at': 'claims looked at', 'decided': 'decided'})), '']
+        'level': 'level of the look', 'cutoff': 'BH cut-off', 'looked_at': 'claims looked at'})), '']
 
 
 def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
-    """results/claims.md: the rules, the counts, the claims (chapter, literature) and the deterministic checks."""
+    """results/claims.md: the promise, the counts, the rules, the claims (chapter, literature, calibration), the
+    findings and the deterministic checks."""
     claims = claims or load_claims()
     from .report import to_markdown  # the one Markdown table writer
-    rules = RULES.format(alpha=number(claims.get('alpha', DEFAULTS['alpha'])),
-                         factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
+    alpha = number(claims.get('alpha', DEFAULTS['alpha']))
+    judged = int((~frame['group'].isin(['check', FINDING])).sum())
+    rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
-    lines = ['# Claims ledger', '', summary(frame), '', rules, *looks_section(frame)]
+    lines = ['# Claims ledger', '', PROMISE.format(claims=judged, alpha=alpha), summary(frame), '', rules,
+             *looks_section(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
-                        ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration')):
+                        ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
+                        ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
         lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
     lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
               'pass when every seed gives the printed value within its rounding.', '',
               to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]
     return '\n'.join(lines)
-

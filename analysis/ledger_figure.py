@@ -4,7 +4,8 @@ decision look by look).
 
 Every row of the ledger figure reads the same way: its x axis is the claim's own tolerance. An about-claim's band lies
 at -1 to 1 on the claim's scale (log, logit or raw); a directional claim's "no effect" lies at 0 and its smallest
-effect of interest at 1, the claimed direction to the right. The estimate and 95% CI are the ledger's, placed on that
+effect of interest at 1 (where a threshold claim has none, 1 is log 1.25, the about-factor's step), the claimed
+direction to the right. The estimate and 95% CI are the ledger's, placed on that
 axis as given; the chapter's single-seed value is computed the same way from its printed numbers.
 """
 from __future__ import annotations
@@ -24,15 +25,17 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from .chapter import Context, Selected, printed
 from .claims import load_claims, samples
 from .figures import save, style
-from .verdicts import DIRECTION, band, per_seed, to_scale
+from .verdicts import DEFAULTS, DIRECTION, band, per_seed, to_scale
 from .words import factor
 
 COLORS = {'reproduced': '#009e73', 'contradicted': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff',
-          'pass': '#009e73', 'fail': '#d55e00'}  # Okabe-Ito: green and vermillion read apart for colour-blind eyes
+          'finding': '#0072b2', 'pass': '#009e73',
+          'fail': '#d55e00'}  # Okabe-Ito: green and vermillion read apart for colour-blind eyes; a finding blue
 OTHER = '#cc79a7'  # a verdict this module does not know
 CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
 LIMIT = 100.0  # positions beyond +-LIMIT are drawn at the edge, an arrow pointing on
 BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
+          'finding': 'Findings (exercise questions and models: an interval, no verdict)',
           'literature': 'Claims the chapter cites from the literature', 'check': 'Deterministic checks'}
 SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
 ROW, HEADER = 0.16, 0.34  # inches per claim and per block title
@@ -56,6 +59,8 @@ def section(source) -> str:
     return figure.group(1)
 
 
+RATIO_SCALES = ('log', 'logit')  # where a directional estimate is a ratio (of odds on the logit scale)
+
 def placer(row: pd.Series):
     """Natural units -> the row's position on the ledger figure's axis (see the module's docstring)."""
     with np.errstate(divide='ignore', invalid='ignore'):
@@ -63,17 +68,20 @@ def placer(row: pd.Series):
             low, high = to_scale(row['band_low'], row['scale']), to_scale(row['band_high'], row['scale'])
             return lambda v: (to_scale(np.asarray(v, float), row['scale']) - (low + high) / 2) / ((high - low) / 2)
         sign = 1.0 if DIRECTION[row['kind']] == 'greater' else -1.0
-        if row['scale'] == 'log':  # a ratio, its smallest effect a ratio too
-            return lambda v: sign * np.log(np.asarray(v, float)) / np.log(row['effect'])
-        return lambda v: sign * np.asarray(v, float) / row['effect']
+        if row['scale'] in RATIO_SCALES:  # a ratio (of odds on the logit scale), its smallest effect a ratio too
+            unit = abs(np.log(row['effect'])) or np.log(DEFAULTS['about_factor'])
+            return lambda v: sign * np.log(np.asarray(v, float)) / unit
+        unit = abs(row['effect']) or np.log(DEFAULTS['about_factor'])
+        return lambda v: sign * np.asarray(v, float) / unit
 
 
 def quantity(claim: dict, values: list[float]) -> float:
     """The claim's quantity for one set of input values (the chapter's printed ones): the input, its ratio or
     difference, the difference or ratio to `than`, or the weakest step of a monotone claim (the smallest in the
     claimed direction)."""
-    ratio = claim.get('scale', 'raw') == 'log'
-    step = (lambda a, b: a / b) if ratio else (lambda a, b: a - b)
+    scale = claim.get('scale', 'raw')
+    ratio = scale in RATIO_SCALES
+    step = (lambda a, b: float(np.exp(to_scale(a, scale) - to_scale(b, scale)))) if ratio else (lambda a, b: a - b)
     if claim['kind'] == 'about':
         return float(per_seed(claim, [pd.Series([v]) for v in values]).iloc[0])
     if 'than' in claim:
@@ -219,7 +227,7 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     fig = Figure(figsize=(9.0, 3.0))
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1), wspace=0.3))
-    log = claim.get('scale', 'raw') == 'log'
+    log = claim.get('scale', 'raw') in RATIO_SCALES
     context, names = factor([f.label for f in found])
     seeds = int(looks.loc[looks['stage'] == row['stage'], 'seeds'].iloc[0])  # the deciding look's
     values = [f.values.iloc[:seeds] for f in found]
@@ -242,7 +250,7 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     left.set_xticks(range(len(values)), ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
     left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or ('value' if len(names) > 1 else names[0]),
              title=f'per seed ({seeds} seeds)')
-    if log and all((v > 0).all() for v in values):
+    if claim.get('scale', 'raw') == 'log' and all((v > 0).all() for v in values):
         log_y(left)
     decision(right, claim, row, looks, log)
     fig.suptitle('\n'.join(textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)), fontsize=8.5, x=0.5, ha='center',
@@ -283,8 +291,8 @@ def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool) ->
         ax.plot([1], [chapter], 'kx', markersize=8, markeredgewidth=1.5, label="chapter (one seed)")
     if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
         log_y(ax)
-    ax.set(xlabel='seeds at the look', ylabel=(claim.get('of') or 'mean over seeds') if claim['kind'] == 'about'
-           else 'ratio' if log else 'difference',
+    ax.set(xlabel='seeds at the look', ylabel=(claim.get('of') or 'median over seeds') if claim['kind'] == 'about'
+           else {'log': 'ratio', 'logit': 'odds ratio'}.get(claim.get('scale', 'raw'), 'difference'),
            xlim=(0, looks['seeds'].max() * 1.08 + 1))
     ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
     ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,

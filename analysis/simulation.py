@@ -1,9 +1,14 @@
-"""Operating characteristics of the sequential ledger, by simulation: synthetic claims decided look by look with the
-real decide() (analysis/sequential.py), against a fixed design at the design's last look.
+"""Operating characteristics of the ledger's rule, by simulation: the exact seed counts of analysis/verdicts.py
+spent over the looks of analysis/sequential.py, against a fixed design at the design's last look.
 
-`python -m analysis.simulation [--claims N] [--seed S]` prints, for the default design's looks, the rate of
-"reproduced" with no effect (a false verdict: at most alpha over all looks) and with an effect of the band's size
-(power), the mean seeds a claim takes, and the fixed designs at max and at that mean.
+`python -m analysis.simulation [--reps N] [--ledgers N] [--records DIR]` prints
+- calibration: per look, one claim's rate of a false verdict when its seeds have median exactly at the null (values
+  drawn lognormal (sigma 1), exponential, t(3), and each claim's own published values resampled and shifted to the
+  null), over the look's level, with its Monte Carlo standard error: the promise is at most 1.25;
+- the ledger: ledgers of 100 claims under a global null and with a mixture of real effects: the false discovery
+  rate over all verdicts and looks, the chance of any false verdict, power and mean seeds, against a fixed design
+  at 40 seeds, with and without futility;
+- on the published records: the run jobs futility saves in the design's replay.
 """
 from __future__ import annotations
 
@@ -14,69 +19,186 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .sequential import decide_sequentially, nominal_levels
-from .verdicts import DEFAULTS, decide
+from .chapter import Context
+from .claims import FINDING, group, load_claims, samples
+from .records import load_records
+from .report import to_markdown
+from .sequential import FUTILITY, Design, look_levels, next_stage
+from .stats import bh_threshold, exceed_p
+from .verdicts import DEFAULTS, Count, band, clean, differences, per_seed, steps, to_scale
 
 LOOKS, MAX_SEEDS = [10, 15, 20, 25, 30, 35, 40], 40  # config/config.yaml's seeds: {initial: 10, step: 5, max: 40}
-SMALLEST = math.log(DEFAULTS['about_factor'])  # the band's half-width on the log scale: "about" = within 1.25x
-SPREAD = SMALLEST / 0.393  # seed-to-seed sd of the log-value: a fixed design at 40 seeds has ~80% power at SMALLEST
-DIRECTIONAL = dict(id='simulated-greater', kind='greater', than=1.0, scale='log', test='t', inputs=[{}])
-ABOUT = dict(id='simulated-about', kind='about', about=1.0, scale='log', test='t', inputs=[{}])
+ALPHA = DEFAULTS['alpha']
+PROMISE = 1.25  # a look's false-verdict rate may be at most this many times its level
+FAMILIES = {  # draws with median exactly 0: the null of a sign test
+    'lognormal (sigma 1)': lambda rng, shape: rng.lognormal(0.0, 1.0, shape) - 1.0,
+    'exponential': lambda rng, shape: rng.exponential(1.0, shape) - math.log(2),
+    't(3)': lambda rng, shape: rng.standard_t(3, shape),
+}
 
+
+def false_rates(values: np.ndarray, looks: list[int] = LOOKS, max_seeds: int = MAX_SEEDS,
+                alpha: float = ALPHA) -> pd.DataFrame:
+    """values [reps, max_seeds], median 0: per look, the rate of p <= the look's level for the claim (more seeds
+    above 0) and against it (more below), the worse of the two over the level, and its Monte Carlo SE."""
+    rows = []
+    for n, level in zip(looks, look_levels(looks, max_seeds, alpha)):
+        seen = values[:, :n]
+        rates = [(exceed_p((seen > 0).sum(1), n) <= level).mean(), (exceed_p((seen < 0).sum(1), n) <= level).mean()]
+        worst = max(rates)
+        rows.append(dict(seeds=n, level=level, rate=worst, ratio=worst / level,
+                         ratio_se=math.sqrt(worst * (1 - worst) / len(values)) / level))
+    return pd.DataFrame(rows)
+
+
+def calibration(reps: int, seed: int = 0, own: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """false_rates for each family, and for each claim's own values (resampled with replacement, shifted so that
+    their median is the null); one row per family (or claim) and look."""
+    rng = np.random.default_rng(seed)
+    draws = {name: lambda draw=draw: draw(rng, (reps, MAX_SEEDS)) for name, draw in FAMILIES.items()}
+    for claim_id, values in (own or {}).items():
+        draws[f'own: {claim_id}'] = lambda v=values - np.median(values): rng.choice(v, (reps, MAX_SEEDS))
+    return pd.concat([false_rates(draw()).assign(source=name) for name, draw in draws.items()], ignore_index=True)
+
+
+def own_values(ctx: Context, claims: dict) -> dict[str, np.ndarray]:
+    """Per claim of the ledger with a verdict, the per-seed values its first test counts: the first step's
+    differences on the claim's scale, or an about-claim's values on its scale less the band's low edge."""
+    out = {}
+    for claim in claims['claims']:
+        if group(claim) in ('check', FINDING):
+            continue
+        found = [clean(f.values) for f in samples(claim, ctx)]
+        if any(s.empty for s in found) or (len(found) == 2 and not claim.get('paired') and 'of' not in claim):
+            continue
+        try:
+            if claim['kind'] == 'about':
+                scale = claim.get('scale', 'raw')
+                x = clean(per_seed(claim, found)).to_numpy()
+                values = (np.log(x) if scale == 'log' else to_scale(x, scale)) - to_scale(band(claim)[0], scale)
+            else:
+                values = differences(claim, *steps(claim, found)[0])
+        except ArithmeticError:
+            continue
+        if len(values) >= 2 and np.ptp(values) > 0:
+            out[claim['id']] = values
+    return out
+
+
+# --- ledgers of many claims -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Scenario:
-    """A synthetic claim and the true mean of its per-seed log-values."""
+class Mixture:
+    """A ledger of claims 'greater than 0' with per-seed values N(effect, 1) and a smallest effect of interest."""
     name: str
-    claim: dict
-    log_mean: float
+    effects: tuple[float, ...]  # one per claim
+    smallest: float
 
 
-SCENARIOS = (Scenario('greater, no effect', DIRECTIONAL, 0.0),
-             Scenario('greater, effect of the band', DIRECTIONAL, SMALLEST),
-             Scenario('about, truth at the band edge', ABOUT, SMALLEST),
-             Scenario('about, truth at the centre', ABOUT, 0.0))
+def mixtures(claims: int = 100) -> tuple[Mixture, ...]:
+    """A global null (every claim at 0, smallest effect 0: any verdict is false) and a mixture: 40% of claims with no
+    effect, 20% at the smallest effect 0.25, 40% at 0.5 (a seed-to-seed sd of 1)."""
+    share = [int(0.4 * claims), int(0.2 * claims)]
+    mixed = (0.0,) * share[0] + (0.25,) * share[1] + (0.5,) * (claims - sum(share))
+    return Mixture('global null', (0.0,) * claims, 0.0), Mixture('mixture', mixed, 0.25)
 
 
-def reproduced(row: dict) -> bool:
-    return row['verdict'] == 'reproduced'
+def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
+               futility: bool) -> tuple[np.ndarray, np.ndarray]:
+    """values [claims, seeds]: each claim's verdict (1 reproduced, -1 contradicted, 0 none) and seeds used, with
+    one BH per look over the open claims' p-values for and against in the family of every claim (decided: 0 and 1,
+    futile: 1 and 1), as sequential_ledger does."""
+    claims = len(values)
+    verdict, seeds, open_ = np.zeros(claims, int), np.full(claims, looks[-1]), np.ones(claims, bool)
+    futile = 0  # claims stopped for futility: two p-values of 1 each; a decided claim: one of 0 and one of 1
+    for k, (n, level) in enumerate(zip(looks, levels)):
+        index = np.flatnonzero(open_)
+        seen = values[index, :n]
+        support = [Count(int(c), n) for c in (seen > 0).sum(1)]
+        against = [Count(int(c), n) for c in (seen < smallest).sum(1)]
+        p, p_against = np.array([c.p for c in support]), np.array([c.p for c in against])
+        done = int((verdict != 0).sum())
+        cutoff = bh_threshold(np.r_[p, p_against, np.zeros(done), np.ones(done + 2 * futile)], level)
+        decided = np.where(p <= cutoff, 1, np.where(p_against <= cutoff, -1, 0))
+        verdict[index], seeds[index] = decided, n
+        stop = decided != 0
+        if futility and k < len(looks) - 1:
+            chance = np.array([max(s.chance(looks[-1], levels[-1]), a.chance(looks[-1], levels[-1]))
+                               for s, a in zip(support, against)])
+            futile += int((~stop & (chance < FUTILITY)).sum())
+            stop |= chance < FUTILITY
+        open_[index[stop]] = False
+        if not open_.any():
+            break
+    return verdict, seeds
 
 
-def operating_characteristics(scenario: Scenario, claims: int = 2000, seed: int = 0, looks: list[int] = LOOKS,
-                              max_seeds: int = MAX_SEEDS) -> dict:
-    """Over `claims` simulated claims: the rate of "reproduced" of the sequential design and of fixed designs at
-    max_seeds and at the sequential design's mean seeds, the mean seeds, and the paired difference to the fixed
-    design at max with its standard error."""
-    claim = {**DEFAULTS, **scenario.claim}
-    levels = nominal_levels(looks, max_seeds, claim['alpha'])
+def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks: list[int] = LOOKS,
+                           max_seeds: int = MAX_SEEDS, alpha: float = ALPHA) -> pd.DataFrame:
+    """Over `ledgers` simulated ledgers, for the sequential design (with and without futility) and a fixed design at
+    max_seeds: the false discovery rate over all verdicts (and its SE), P(any false verdict), the power to
+    reproduce the claims at 0.5, to contradict those at 0, and the mean seeds per claim."""
     rng = np.random.default_rng(seed)
-    values = np.exp(rng.normal(scenario.log_mean, SPREAD, (claims, max_seeds)))  # [claims, seeds]
-    sequential, fixed, seeds = [], [], []
-    for row in values:
-        decided, stage = decide_sequentially(claim, [pd.Series(row)], looks, levels)
-        sequential.append(reproduced(decided))
-        seeds.append(looks[stage - 1])
-        fixed.append(reproduced(decide(claim, [pd.Series(row)], sensitivity=False, power=False)))
-    mean_seeds = float(np.mean(seeds))
-    at_mean = [reproduced(decide(claim, [pd.Series(row[:round(mean_seeds)])], sensitivity=False, power=False))
-               for row in values]
-    difference = np.asarray(sequential, float) - np.asarray(fixed, float)
-    return dict(scenario=scenario.name, claims=claims, sequential=float(np.mean(sequential)),
-                sequential_se=float(np.std(sequential) / math.sqrt(claims)), fixed_at_max=float(np.mean(fixed)),
-                difference=float(difference.mean()), difference_se=float(difference.std() / math.sqrt(claims)),
-                mean_seeds=mean_seeds, fixed_at_mean_seeds=float(np.mean(at_mean)))
+    effects = np.asarray(mixture.effects)
+    designs = {'sequential': (looks, look_levels(looks, max_seeds, alpha), True),
+               'sequential, no futility': (looks, look_levels(looks, max_seeds, alpha), False),
+               f'fixed at {max_seeds}': ([max_seeds], [alpha], False)}
+    found = {name: [] for name in designs}
+    for _ in range(ledgers):
+        values = effects[:, None] + rng.standard_normal((len(effects), max_seeds))  # [claims, seeds]
+        for name, (at, levels, futility) in designs.items():
+            verdict, seeds = run_ledger(values, mixture.smallest, at, levels, futility)
+            false = ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))
+            found[name].append(dict(fdp=false.sum() / max(1, (verdict != 0).sum()), any_false=false.any(),
+                                    power=(verdict[effects >= 0.5] == 1).mean() if (effects >= 0.5).any() else np.nan,
+                                    absent=(verdict[effects == 0] == -1).mean() if mixture.smallest > 0 else np.nan,
+                                    seeds=seeds.mean()))
+    rows = []
+    for name, runs in found.items():
+        frame = pd.DataFrame(runs)
+        rows.append(dict(ledger=mixture.name, design=name, fdr=frame['fdp'].mean(),
+                         fdr_se=frame['fdp'].std() / math.sqrt(ledgers), any_false=frame['any_false'].mean(),
+                         power=frame['power'].mean(), contradicted_absent=frame['absent'].mean(),
+                         mean_seeds=frame['seeds'].mean()))
+    return pd.DataFrame(rows)
+
+
+def futility_savings(ctx: Context, looks: list[int] = LOOKS, max_seeds: int = MAX_SEEDS) -> dict[str, int]:
+    """The published design replayed with and without futility: the run jobs of the stages after the first (the
+    sources the open claims read, times the seeds each stage adds)."""
+    jobs = {}
+    for label, threshold in (('with futility', FUTILITY), ('without', 0.0)):
+        plans = [next_stage(ctx, Design(looks[:k], max_seeds), looks[k] - looks[k - 1], futility=threshold)['next']
+                 for k in range(1, len(looks))]
+        jobs[label] = sum(len(plan.get('sources', [])) * (b - a) for plan, a, b in zip(plans, looks, looks[1:]))
+    return jobs
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m analysis.simulation', description=__doc__)
-    parser.add_argument('--claims', type=int, default=2000, help='simulated claims per scenario (default: 2000)')
+    parser.add_argument('--reps', type=int, default=200_000, help='simulated claims per calibration source')
+    parser.add_argument('--ledgers', type=int, default=400, help='simulated ledgers of 100 claims per scenario')
+    parser.add_argument('--records', default='results/records', help='published records (own values, futility)')
+    parser.add_argument('--job-seconds', type=float, default=34.0,
+                        help='seconds of one run job (README: stage 1, 9,600 job-seconds for 280 runs)')
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
-    from .report import to_markdown
-    rows = [operating_characteristics(s, args.claims, args.seed) for s in SCENARIOS]
-    print(f'looks at {LOOKS} of {MAX_SEEDS} seeds; p cut-offs '
-          + ', '.join(f'{level:.3g}' for level in nominal_levels(LOOKS, MAX_SEEDS)))
-    print(to_markdown(pd.DataFrame(rows)))
+    ctx = Context.build(load_records(args.records))
+    table = calibration(args.reps, args.seed, own_values(ctx, load_claims(chapter=ctx.chapter)))
+    print(f'looks at {LOOKS} of {MAX_SEEDS} seeds; levels ' + ', '.join(f'{v:.3g}' for v in look_levels(LOOKS,
+                                                                                                      MAX_SEEDS)))
+    print(f'\n## Calibration: false-verdict rate over the look\'s level ({args.reps} claims per source)\n')
+    worst = table.loc[table.groupby('source')['ratio'].idxmax()].sort_values('ratio', ascending=False)
+    print(to_markdown(worst.head(12)))
+    print(f'\nsources: {table["source"].nunique()}; largest ratio {table["ratio"].max():.3f} '
+          f'(promise: at most {PROMISE}); looks over it: {int((table["ratio"] > PROMISE).sum())}')
+    print(f'\n## Ledgers of 100 claims ({args.ledgers} per scenario)\n')
+    print(to_markdown(pd.concat([ledger_characteristics(m, args.ledgers, args.seed) for m in mixtures()])))
+    jobs = futility_savings(ctx)
+    saved = jobs['without'] - jobs['with futility']
+    print(f'\n## Futility on the published records\n\nrun jobs after stage 1: {jobs["without"]} without futility, '
+          f'{jobs["with futility"]} with it: {saved} jobs saved, {saved * args.job_seconds:,.0f} job-seconds at '
+          f'{args.job_seconds:g} s a job')
     return 0
 
 

@@ -15,7 +15,6 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 CONFIDENCE = 0.95
 METHODS = ('t', 'bca')
@@ -163,34 +162,30 @@ def bh_threshold(pvalues, alpha: float) -> float:
     return int(multipletests(p, alpha, method='fdr_bh')[0].sum()) * alpha / len(p)
 
 
-@quiet()
-def t_interval(x, y=None, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """(mean, low, high): the Student-t CI of mean(x), or with y the Welch CI of mean(x) - mean(y); a sample
-    without spread gives its mean as both ends."""
-    x = np.asarray(x, dtype=float)
-    if y is None:
-        mean = float(x.mean())
-        if len(x) < 2 or np.ptp(x) == 0:
-            return mean, mean, mean
-        half = t_quantile(len(x), confidence) * x.std(ddof=1) / math.sqrt(len(x))
-        return mean, mean - half, mean + half
-    y = np.asarray(y, dtype=float)
-    diff = float(x.mean() - y.mean())
-    if np.ptp(x) == 0 and np.ptp(y) == 0:
-        return diff, diff, diff
-    low, high = CompareMeans(DescrStatsW(x), DescrStatsW(y)).tconfint_diff(1 - confidence, usevar='unequal')
-    return diff, float(low), float(high)
+def exceed_p(count, n, share=0.5):
+    """P(Binomial(n, share) >= count): the exact p of `count` successes in n seeds when each succeeds with
+    probability `share` (the sign test at share 1/2; arrays broadcast). scipy.stats.quantile_test's p."""
+    return stats.binom.sf(np.asarray(count) - 1, n, share)
 
 
-@quiet()
-def tost_mean(x, low: float, high: float) -> tuple[float, float]:
-    """One-sided t-test p-values of mean(x) > low and of mean(x) < high (statsmodels' TOST); exact (0 or 1)
-    for a sample without spread."""
+def median_interval(x, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(median, low, high): the exact distribution-free CI of the median from order statistics
+    (scipy.stats.quantile_test); a side it cannot bound at this n is infinite."""
     x = np.asarray(x, dtype=float)
-    if np.ptp(x) == 0:
-        return float(x[0] <= low), float(x[0] >= high)
-    _, (_, p_low, _), (_, p_high, _) = DescrStatsW(x).ttost_mean(low, high)
-    return float(p_low), float(p_high)
+    ci = stats.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(confidence)
+    return float(np.median(x)), float(ci.low), float(ci.high)
+
+
+def sign_seeds(share: float, level: float, target: float = 0.8, null: float = 0.5,
+               n_max: int = 10_000) -> float:
+    """Seeds the exact sign test (at `null`) needs to reach power `target` at level `level` when each seed
+    succeeds with probability `share`; NaN above n_max (or when share <= null)."""
+    if not share > null:
+        return math.nan
+    n = np.arange(1, n_max + 1)
+    critical = stats.binom.isf(level, n, null) + 1  # the smallest count with P(K >= count | null) <= level
+    reached = np.flatnonzero(stats.binom.sf(critical - 1, n, share) >= target)
+    return float(n[reached[0]]) if len(reached) else math.nan
 
 
 def seeds_for_power(effect: float, sd: float, test: str = 't', arms: int = 1, alpha: float = 0.05,

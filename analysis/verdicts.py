@@ -2,45 +2,46 @@
 
 Verdicts (the ledger's header states them for readers):
   reproduced    the claim's test supports it: p <= the ledger's threshold (its Benjamini-Hochberg cut-off)
-  contradicted  the opposite is supported: the reverse direction, or a 95% CI entirely outside the band
+  contradicted  against it: some step confidently below its smallest effect of interest (for a direction), or
+                the median confidently outside the band (about)
   inconclusive  neither, or fewer seeds than min_seeds
   untested      an input has no values
 Deterministic checks (kind 'check') are not claims: they pass or fail.
 
-Kinds: greater / less (input 0 against input 1, or against `than`), increasing / decreasing (every
-consecutive step; p is the largest step p, an intersection-union test; the reverse is Bonferroni over
-the steps), about (our expected value on the claim's scale lies in a band around `about`: reproduced when
-the 95% CI of the mean lies inside the band, contradicted when it lies entirely outside), check.
-Scales: raw; log (per-seed logs: a ratio claim becomes a difference of logs); logit (for rates: the CI of
-the mean rate, kept in [0, 1], read on the logit scale). Tests: t (one-sample, paired, or Welch),
-wilcoxon (signed-rank; rank-sum when unpaired), sign (exact binomial on the signs of paired differences).
+Every test is exact whatever the seeds' distribution (no normal tails): it counts the seeds on one side of a value
+(scipy's binomial; Mann-Whitney for two unpaired inputs), so its level holds at every look for skewed and
+heavy-tailed metrics. The quantity is the median per-seed value (or difference) on the claim's scale, the typical
+seed. Kinds: greater / less (input 0 against input 1, or against `than`), increasing / decreasing (every
+consecutive step; p is the largest step p, an intersection-union test; against it, Bonferroni over the steps),
+about (the median lies in a band around `about`), check. Scales: raw; log (ratios become differences of logs);
+logit (rates). The scale sets the band's shape and the smallest effect; a sign is the same on every scale.
 """
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
-from statsmodels.stats.weightstats import DescrStatsW, ttest_ind
 
 from .chapter import printed
-from .stats import quiet, seeds_for_power, t_interval, t_quantile, tost_mean
+from .stats import exceed_p, median_interval, quiet, sign_seeds
 from .text import number
 
 KINDS = ('greater', 'less', 'increasing', 'decreasing', 'about', 'check')
 SCALES = ('raw', 'log', 'logit')
-TESTS = ('t', 'wilcoxon', 'sign')
 VERDICTS = ('reproduced', 'contradicted', 'inconclusive')
 UNTESTED = 'untested'
 CHECKS = ('pass', 'fail')
 DEFAULTS = dict(alpha=0.05, min_seeds=3, about_factor=1.25, noise_z=1.96, high_probability=0.8, power=0.8)
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
 REVERSE = {'greater': 'less', 'less': 'greater'}
-SIDE = {'greater': 'larger', 'less': 'smaller'}  # statsmodels' names of the one-sided alternatives
+SIGN_OF = {'greater': 1.0, 'less': -1.0}
 NAN = math.nan
-DEGENERATE = 'no spread across seeds: decided exactly'
+LOGIT_EDGE = 1e-9  # rates of exactly 0 or 1 stay finite on the logit scale (a sign test reads only their order)
 
 
 def settings(claim: dict) -> dict:
@@ -51,7 +52,7 @@ def settings(claim: dict) -> dict:
 def validate(claim: dict, samples: list) -> None:
     """A clear error for a claim or samples decide() cannot read."""
     where = f'claim {claim.get("id", "?")!r}'
-    for field, allowed in (('kind', KINDS), ('scale', SCALES), ('test', TESTS)):
+    for field, allowed in (('kind', KINDS), ('scale', SCALES)):
         if claim.get(field, allowed[0] if field != 'kind' else None) not in allowed:
             raise ValueError(f'{where}: {field}={claim.get(field)!r}; expected one of {", ".join(allowed)}')
     if not all(isinstance(s, pd.Series) for s in samples):
@@ -70,8 +71,8 @@ def validate(claim: dict, samples: list) -> None:
         raise ValueError(f'{where}: kind about needs `about` (the value X of "about X")')
     if claim.get('of') not in (None, 'ratio', 'difference'):
         raise ValueError(f'{where}: of={claim["of"]!r}; expected ratio or difference')
-    if claim.get('test', 't') == 'sign' and len(samples) == 2 and not claim.get('paired'):
-        raise ValueError(f'{where}: the sign test needs paired inputs (paired: true)')
+    if claim.get('with_high_probability') and len(samples) == 2 and not claim.get('paired'):
+        raise ValueError(f'{where}: "with high probability" counts seeds, so it needs paired inputs (paired: true)')
 
 
 # --- per-seed values on the claim's scale -------------------------------------------------------------------
@@ -84,13 +85,12 @@ def clean(sample: pd.Series) -> pd.Series:
 
 
 def on_scale(values: np.ndarray, scale: str) -> np.ndarray:
-    """Per-seed values on the scale the test reads: logs on the log scale; rates stay rates (logit acts on the
-    mean, so that seeds at 0 or 1 are valid)."""
+    """Per-seed values on the claim's scale: logs on the log scale, logits of rates on the logit scale."""
     if scale == 'log':
         if (values <= 0).any():
             raise ArithmeticError(f'the log scale needs positive values; got {np.sort(values)[:3].tolist()}...')
         return np.log(values)
-    return values
+    return logit(np.clip(values, LOGIT_EDGE, 1 - LOGIT_EDGE)) if scale == 'logit' else values
 
 
 def to_scale(x, scale: str):
@@ -108,109 +108,117 @@ def paired_frame(samples: list[pd.Series]) -> pd.DataFrame:
     return pd.concat([s.rename(i) for i, s in enumerate(samples)], axis=1, join='inner')
 
 
-# --- tests --------------------------------------------------------------------------------------------------
+# --- exact tests on counts of seeds ------------------------------------------------------------------------------
 
-@quiet()
-def one_sample(d: np.ndarray, alternative: str, test: str) -> float:
-    """p of mean(d) > 0 ('greater') or < 0 ('less'): t, Wilcoxon signed-rank or sign test; exact without spread."""
-    if np.ptp(d) == 0:
-        holds = d[0] > 0 if alternative == 'greater' else d[0] < 0
-        return 0.0 if holds else 1.0
-    if test == 't':
-        return float(DescrStatsW(d).ttest_mean(0.0, alternative=SIDE[alternative])[1])
-    if test == 'wilcoxon':
-        return float(stats.wilcoxon(d, alternative=alternative).pvalue)
-    signs = d[d != 0]
-    if not len(signs):
-        return 1.0
-    return float(stats.binomtest(int((signs > 0).sum()), len(signs), 0.5, alternative=alternative).pvalue)
+@dataclass(frozen=True)
+class Count:
+    """One exact binomial test: `count` of n seeds lie on the side a verdict needs, each with probability `share`
+    under the null (1/2: the median lies on the null's value)."""
+    count: int
+    n: int
+    share: float = 0.5
+
+    @property
+    def p(self) -> float:
+        return float(exceed_p(self.count, self.n, self.share))
+
+    def chance(self, seeds: int, level: float) -> float:
+        """P(the test passes at `seeds` seeds, at level) when the further seeds succeed at the observed rate."""
+        if seeds <= self.n:
+            return float(self.p <= level)
+        more = np.arange(seeds - self.n + 1)
+        passes = exceed_p(self.count + more, seeds, self.share) <= level
+        return float(stats.binom.pmf(more, seeds - self.n, self.count / self.n)[passes].sum())
+
+    def seeds(self, level: float, power: float) -> tuple[float, float, float]:
+        """Seeds a fixed design needs for `power` at the observed share, and at the ends of its 95% CI."""
+        ci = stats.binomtest(self.count, self.n).proportion_ci(0.95)
+        return tuple(sign_seeds(share, level, power, self.share) for share in (self.count / self.n, ci.high, ci.low))
 
 
-@quiet()
-def two_sample(a: np.ndarray, b: np.ndarray, alternative: str, test: str) -> float:
-    """p of a > b ('greater') or a < b ('less') for unpaired samples: Welch t or Wilcoxon rank-sum."""
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        holds = a[0] > b[0] if alternative == 'greater' else a[0] < b[0]
-        return 0.0 if holds else 1.0
-    if test == 't':
-        return float(ttest_ind(a, b, alternative=SIDE[alternative], usevar='unequal')[1])
-    return float(stats.mannwhitneyu(a, b, alternative=alternative).pvalue)
-
-
-def smallest_effect(claim: dict, reference: float) -> float:
-    """The pre-registered smallest effect on the scale the test reads: `effect` if given; else a factor
-    about_factor: log(about_factor) on the log scale, that factor on the odds (logit) or on |reference| (raw)."""
+def smallest_effect(claim: dict, step: int = 0) -> float:
+    """The pre-registered smallest effect of step `step` on the claim's scale, in the claim's direction: `effect`
+    if given; 0 past a threshold (`than`: the threshold is what the story needs); else a factor about_factor
+    (log(about_factor) on the log and logit scales, times the chapter's printed reference on the raw scale, 0
+    without one), capped at half the chapter's own printed effect where it printed both sides (the chapter's story
+    needs at least that much, and its own numbers hold it)."""
     if 'effect' in claim:
         return float(claim['effect'])
-    delta = math.log(settings(claim)['about_factor'])
-    scale = claim.get('scale', 'raw')
-    if scale == 'log':
-        return delta
-    if scale == 'logit':
-        return float(abs(expit(logit(np.clip(reference, 1e-6, 1 - 1e-6)) + delta) - reference))
-    return delta * abs(reference)
+    if 'than' in claim:  # the threshold is what the story needs
+        return 0.0
+    delta, scale = math.log(settings(claim)['about_factor']), claim.get('scale', 'raw')
+    printed_values = [spec.get('value') for spec in claim['inputs']]
+    a, b = (printed_values[step + 1], printed_values[step]) if claim['kind'] in ('increasing', 'decreasing') else \
+        printed_values[:2]
+    rule = delta if scale in ('log', 'logit') else 0.0 if b is None else delta * abs(printed_number(b))
+    if a is None or b is None:
+        return rule
+    chapter = float(to_scale(printed_number(a), scale) - to_scale(printed_number(b), scale))
+    chapter *= SIGN_OF[DIRECTION[claim['kind']]]
+    return min(rule, chapter / 2) if chapter > 0 else rule
 
 
-def compare(claim: dict, a: pd.Series, b: pd.Series | float, direction: str, power_target: float | None) -> dict:
-    """Input a against input b (a Series, paired by seed or not) or against a number, in `direction`; the seeds
-    that power_target (None: no power) needs at the smallest effect."""
-    scale, test, rules = claim.get('scale', 'raw'), claim.get('test', 't'), settings(claim)
-    natural = 'log' if scale == 'log' else 'raw'  # the units of the per-seed values the test reads
-    paired = not isinstance(b, pd.Series) or bool(claim.get('paired'))
-    if isinstance(b, pd.Series) and paired:
-        both = paired_frame([a, b])
-        x, y = on_scale(both[0].to_numpy(), scale), on_scale(both[1].to_numpy(), scale)
-    elif isinstance(b, pd.Series):
-        x, y = on_scale(a.to_numpy(), scale), on_scale(b.to_numpy(), scale)
-    else:
-        x = on_scale(a.to_numpy(), scale)
-        y = np.full(len(x), float(to_scale(float(b), natural)))
-    n = len(x) if paired else min(len(x), len(y))
-    out = dict(n=n, p=NAN, p_against=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, effect=NAN, n_80=NAN, power_note='')
-    if n < 2:
-        return out
-    if paired:
-        d = x - y
-        p, p_against = one_sample(d, direction, test), one_sample(d, REVERSE[direction], test)
-        estimate, low, high = t_interval(d)
-        sd, arms = float(d.std(ddof=1)), 1
-    else:
-        p, p_against = two_sample(x, y, direction, test), two_sample(x, y, REVERSE[direction], test)
-        estimate, low, high = t_interval(x, y)
-        sd, arms = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2), 2
-    out['note'] = DEGENERATE if low == high else ''
-    effect = smallest_effect(claim, float(np.mean(from_scale(y, natural))))
-    out.update(p=p, p_against=p_against, estimate=from_scale(estimate, natural), ci_low=from_scale(low, natural),
-               ci_high=from_scale(high, natural), effect=float(from_scale(effect, natural)))
-    if power_target is not None:
-        n_80, note = seeds_for_power(effect, sd, test, arms, rules['alpha'], power_target, rules['high_probability'])
-        out.update(n_80=n_80, power_note=note)
-    return out
+def printed_number(value) -> float:
+    return printed(str(value))[0]
 
 
-def directional(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
-    """greater / less / increasing / decreasing -> p (the largest step p), p_against (Bonferroni over the steps),
-    the weakest step's estimate with its CI (a ratio on the log scale, else a difference) and its smallest effect
-    of interest (`effect`, in the estimate's units: a ratio or a difference), and seeds for power
-    (every step at power 0.8^(1/steps), so that all succeed together when steps are independent)."""
-    kind, rules = claim['kind'], settings(claim)
-    direction = DIRECTION[kind]
+def steps(claim: dict, samples: list[pd.Series]) -> list[tuple[pd.Series, pd.Series | float]]:
+    """The comparisons a directional claim makes: (a, b) with a Series b, or b a number (`than`)."""
     if 'than' in claim:
-        pairs = [(samples[0], float(claim['than']))]
-    elif kind in ('greater', 'less'):
-        pairs = [(samples[0], samples[1])]
+        return [(samples[0], float(claim['than']))]
+    if claim['kind'] in ('greater', 'less'):
+        return [(samples[0], samples[1])]
+    return list(zip(samples[1:], samples[:-1]))
+
+
+def differences(claim: dict, a: pd.Series, b: pd.Series | float) -> np.ndarray:
+    """Per-seed a - b on the claim's scale (paired by seed, or against a number), in the claim's direction."""
+    scale = claim.get('scale', 'raw')
+    if isinstance(b, pd.Series):
+        both = paired_frame([a, b])
+        d = on_scale(both[0].to_numpy(), scale) - on_scale(both[1].to_numpy(), scale)
     else:
-        pairs = list(zip(samples[1:], samples[:-1]))
-    target = rules['power'] ** (1 / len(pairs)) if power else None
-    steps = [compare(claim, a, b, direction, target) for a, b in pairs]
-    worst = max(steps, key=lambda s: s['p'] if math.isfinite(s['p']) else 2.0)
-    n_80, against = [s['n_80'] for s in steps], [s['p_against'] for s in steps if math.isfinite(s['p_against'])]
-    return dict(n=min(s['n'] for s in steps), p=worst['p'],
-                p_against=min(1.0, len(steps) * min(against)) if against else NAN,  # any one step reversed
-                estimate=worst['estimate'], ci_low=worst['ci_low'], ci_high=worst['ci_high'], effect=worst['effect'],
-                n_80=NAN if any(map(math.isnan, n_80)) else max(n_80),
-                power_note='; '.join(dict.fromkeys(s['power_note'] for s in steps if s['power_note'])),
-                note='; '.join(dict.fromkeys(s.get('note', '') for s in steps if s.get('note'))))
+        d = on_scale(a.to_numpy(), scale) - to_scale(b, scale)
+    return d * SIGN_OF[DIRECTION[claim['kind']]]
+
+
+@quiet()
+def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> tuple[float, float]:
+    """(p, p against) for two unpaired inputs: Mann-Whitney, for the claim's direction and against the smallest
+    effect (b shifted by it)."""
+    scale, sign = claim.get('scale', 'raw'), SIGN_OF[DIRECTION[claim['kind']]]
+    x, y = sign * on_scale(a.to_numpy(), scale), sign * on_scale(b.to_numpy(), scale)
+    return (float(stats.mannwhitneyu(x, y, alternative='greater').pvalue),
+            float(stats.mannwhitneyu(x, y + effect, alternative='less').pvalue))
+
+
+def directional(claim: dict, samples: list[pd.Series]) -> dict:
+    """greater / less / increasing / decreasing on the median per-seed difference (the sign test: every step must
+    hold, p is the largest step p); against it: some step confidently below its smallest effect (Bonferroni over
+    the steps). "With high probability": the share of seeds in the claim's direction above high_probability."""
+    rules = settings(claim)
+    share = rules['high_probability'] if claim.get('with_high_probability') else 0.5
+    pairs, natural = steps(claim, samples), {'raw': 'raw', 'log': 'log', 'logit': 'log'}[claim.get('scale', 'raw')]
+    supports, against, estimates, n = [], [], [], []
+    if len(samples) == 2 and 'than' not in claim and not claim.get('paired'):
+        p, p_against = unpaired(claim, *pairs[0], smallest_effect(claim))
+        n = min(len(samples[0]), len(samples[1]))
+        return dict(n=n, p=p, p_against=p_against, test='rank-sum')
+    for i, (a, b) in enumerate(pairs):
+        d = differences(claim, a, b)
+        effect = smallest_effect(claim, i)
+        supports.append(Count(int((d > 0).sum()), len(d), share))
+        against.append(Count(int((d < effect).sum()), len(d), 1 - share))
+        estimates.append(median_interval(d * SIGN_OF[DIRECTION[claim['kind']]]) if len(d) else (NAN,) * 3)
+        n.append(len(d))
+    if min(n) == 0:
+        return dict(n=0, p=NAN, p_against=NAN)
+    worst = max(range(len(pairs)), key=lambda i: supports[i].p)
+    estimate = [float(from_scale(v, natural)) for v in estimates[worst]]
+    return dict(n=min(n), p=supports[worst].p, p_against=min(1.0, len(against) * min(c.p for c in against)),
+                estimate=estimate[0], ci_low=estimate[1], ci_high=estimate[2], supports=supports, against=against,
+                effect=float(from_scale(smallest_effect(claim, worst), natural)),
+                test='sign' if share == 0.5 else f'sign (share {number(share)})')
 
 
 # --- about X --------------------------------------------------------------------------------------------------
@@ -244,41 +252,48 @@ def per_seed(claim: dict, samples: list[pd.Series]) -> pd.Series:
     return both[0] / both[1] if claim['of'] == 'ratio' else both[0] - both[1]
 
 
-def about(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
-    """95% CI of the mean on the claim's scale against the band: TOST p (doubled, so p <= 0.05 iff the CI is
-    inside) and the p of lying outside it (doubled: p <= 0.05 iff the CI is entirely above or below)."""
-    scale, rules = claim.get('scale', 'raw'), settings(claim)
-    if claim.get('test', 't') != 't':
-        raise ValueError(f'claim {claim.get("id")!r}: test={claim["test"]!r}; an about-claim is decided by the t '
-                         'interval (test: t)')
+def about(claim: dict, samples: list[pd.Series]) -> dict:
+    """The median on the claim's scale against the band: reproduced when it is confidently inside (both sign
+    tests: more seeds above the low edge, more below the high edge: p the larger), contradicted when confidently
+    outside (the smaller of the two outside p, doubled); the 95% CI of the median from order statistics."""
+    scale = claim.get('scale', 'raw')
     values = clean(per_seed(claim, samples))  # a ratio of two values can be infinite
     x = on_scale(values.to_numpy(), scale)
     low, high = band(claim)
-    limits = (math.log(low), math.log(high)) if scale == 'log' else (low, high)  # in the units of x
+    limits = to_scale(low, scale), to_scale(high, scale)
     n = len(x)
-    out = dict(n=n, band_low=low, band_high=high, p=NAN, p_against=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN,
-               n_80=NAN, power_note='', chapter_in_pi='n/a')
+    out = dict(n=n, band_low=low, band_high=high, test='median interval')
     if n < 2:
-        return out
-    p_low, p_high = tost_mean(x, *limits)  # one-sided p of mean > low and of mean < high
-    out['note'] = DEGENERATE if np.ptp(x) == 0 else ''
-    p_inside, p_outside = min(1.0, 2 * max(p_low, p_high)), min(1.0, 2 * min(1 - p_low, 1 - p_high))
-    mean, ci_low, ci_high = t_interval(x)
-    if scale == 'logit':  # the mean rate's CI, kept in [0, 1]
-        ci_low, ci_high = max(ci_low, 0.0), min(ci_high, 1.0)
-    natural = (lambda v: float(np.exp(v))) if scale == 'log' else float
-    out.update(p=p_inside, p_against=p_outside, estimate=natural(mean), ci_low=natural(ci_low),
-               ci_high=natural(ci_high))
-    sd = float(x.std(ddof=1))
-    pi = t_quantile(n) * sd * math.sqrt(1 + 1 / n)  # the 95% prediction interval's half-width for one new seed
-    target = to_scale(float(claim['about']), 'log' if scale == 'log' else 'raw')
-    out['chapter_in_pi'] = 'yes' if abs(target - mean) <= pi else 'no'
-    if power:  # TOST with the truth at the band's centre: each one-sided test at alpha/2, power (1 + power) / 2
-        centre = float(target)
-        margin = min(centre - limits[0], limits[1] - centre)
-        n_80, note = seeds_for_power(margin, sd, 't', 1, rules['alpha'] / 2, (1 + rules['power']) / 2)
-        out.update(n_80=n_80, power_note=note)
-    return out
+        return dict(out, p=NAN, p_against=NAN)
+    supports = [Count(int((x > limits[0]).sum()), n), Count(int((x < limits[1]).sum()), n)]
+    against = [Count(int((x < limits[0]).sum()), n), Count(int((x > limits[1]).sum()), n)]
+    median, ci_low, ci_high = (float(from_scale(v, scale)) for v in median_interval(x))
+    return dict(out, p=max(c.p for c in supports), p_against=min(1.0, 2 * min(c.p for c in against)),
+                estimate=median, ci_low=ci_low, ci_high=ci_high, supports=supports, against=against)
+
+
+# --- the chapter's own numbers -------------------------------------------------------------------------------
+
+def on_chapter(claim: dict) -> str:
+    """What the chapter's printed values say of the claim, read as one seed: 'consistent' when some reading of
+    them within their print's rounding satisfies it, else why not; '' when it printed no value for some input."""
+    values = [spec.get('value') for spec in claim['inputs']]
+    if claim['kind'] == 'check' or None in values:
+        return ''
+    readings = itertools.product(*[(v - half, v + half) for v, half in map(printed, map(str, values))])
+    if any(satisfied(claim, [pd.Series([corner]) for corner in reading]) for reading in readings):
+        return 'consistent'
+    return f'the chapter\'s {", ".join(map(str, values))} fail it'
+
+
+def satisfied(claim: dict, seeds: list[pd.Series]) -> bool:
+    """One seed of each input satisfies the claim: inside the band, or every step past its stated effect."""
+    scale = claim.get('scale', 'raw')
+    if claim['kind'] == 'about':
+        x = to_scale(float(per_seed(claim, seeds).iloc[0]), scale)
+        low, high = (to_scale(v, scale) for v in band(claim))
+        return bool(low <= x <= high)
+    return all(differences(claim, a, b)[0] >= smallest_effect(claim, i) for i, (a, b) in enumerate(steps(claim, seeds)))
 
 
 # --- checks ---------------------------------------------------------------------------------------------------
@@ -301,13 +316,11 @@ def check(claim: dict, samples: list[pd.Series]) -> dict:
 
 # --- the verdict ----------------------------------------------------------------------------------------------
 
-def evidence(claim: dict, samples: list[pd.Series], power: bool = True) -> dict:
-    """The numbers behind a statistical claim (samples cleaned): p, p_against, estimate with CI, band, seeds for
-    power."""
+def evidence(claim: dict, samples: list[pd.Series]) -> dict:
+    """The numbers behind a statistical claim (samples cleaned): p, p_against, estimate with CI, band, and the
+    exact tests behind them (supports, against)."""
     try:
-        if claim['kind'] == 'about':
-            return about(claim, samples, power)
-        return directional(claim, samples, power)
+        return about(claim, samples) if claim['kind'] == 'about' else directional(claim, samples)
     except ArithmeticError as error:  # e.g. the log of a non-positive value
         return dict(n=min(len(s) for s in samples), p=NAN, p_against=NAN, note=str(error))
 
@@ -323,6 +336,27 @@ def verdict_of(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tu
     if row['p_against'] <= thresholds[1]:
         return 'contradicted', ''
     return 'inconclusive', ''
+
+
+def outlook(found: dict, horizon: int, level: float, power: float) -> dict:
+    """At the observed shares of seeds: the chance of a verdict by `horizon` seeds at `level` (reproduced needs
+    every support, contradicted any one test against at its Bonferroni share), and the seeds a fixed design needs
+    for `power` on the likelier route, with the ends of its 95% CI."""
+    if not found.get('supports'):
+        return dict(chance=NAN, n_80=NAN, power_note='')
+    against = level / len(found['against'])
+    chances = {'reproduced': min(c.chance(horizon, level) for c in found['supports']),
+               'contradicted': max(c.chance(horizon, against) for c in found['against'])}
+    route = max(chances, key=chances.get)
+    tests = found['supports'] if route == 'reproduced' else found['against']
+    weakest = min(tests, key=lambda c: c.count / c.n) if route == 'reproduced' else \
+        max(tests, key=lambda c: c.count / c.n)
+    seeds = weakest.seeds(level if route == 'reproduced' else against, power)
+    text = ', '.join('>10000' if math.isnan(v) else str(int(v)) for v in seeds[1:])
+    return dict(chance=max(chances.values()), n_80=seeds[0],
+                power_note=f'{route}: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds '
+                           'at '
+                           'the ends of its 95% CI')
 
 
 def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:
@@ -349,33 +383,38 @@ def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:
 
 
 def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float] | None = None,
-           sensitivity: bool = True, power: bool = True) -> dict:
+           sensitivity: bool = True, power: bool = True, horizon: tuple[int, float] | None = None) -> dict:
     """One claim (an entry of load_claims()['claims']) on per-seed samples (Series by seed, one per input).
 
     thresholds: the p cut-offs (support, against); the ledger passes its Benjamini-Hochberg cut-offs, the default
-    is the claim's alpha (one claim alone). Returns the ledger row: verdict, n, estimate, ci_low, ci_high,
-    band_low, band_high, effect, p, p_against, n_80, power_note, chapter_in_pi, numbers (a check's; claims.evaluate
-    words a claim's), fragile, sensitivity, note.
+    is the claim's alpha (one claim alone). horizon: (seeds, level) of a design's last look, for the chance of a
+    verdict by then (default: alpha at the seeds there are). Returns the ledger row: verdict, n, estimate, ci_low,
+    ci_high, band_low, band_high, p, p_against, chance, n_80, power_note, numbers, test, fragile,
+    sensitivity, note.
     """
     validate(claim, samples)
     rules = settings(claim)
     thresholds = thresholds or (rules['alpha'], rules['alpha'])
     samples = [clean(s) for s in samples]
     empty = [i for i, s in enumerate(samples) if s.empty]
-    base = dict(verdict=UNTESTED, n=0, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN,
-                effect=NAN, p=NAN, p_against=NAN, n_80=NAN, power_note='', chapter_in_pi='n/a', numbers='',
+    base = dict(verdict=UNTESTED, n=0, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
+                p_against=NAN, chance=NAN, n_80=NAN, power_note='', numbers='', test='',
                 fragile='', sensitivity='', note='')
     if empty:
         return dict(base, note='no values for input ' + ', '.join(map(str, empty)))
     if claim['kind'] == 'check':
         return dict(base, **check(claim, samples))
-    row = dict(base, **evidence(claim, samples, power))
+    found = evidence(claim, samples)
+    row = dict(base, **{k: v for k, v in found.items() if k not in ('supports', 'against')})
     row['verdict'], reason = verdict_of(row, thresholds, rules['min_seeds'])
     row['note'] = '; '.join(filter(None, [row['note'], reason]))
+    if power and row['n'] >= rules['min_seeds']:  # fewer seeds show no effect to project
+        seeds, level = horizon or (row['n'], rules['alpha'])
+        row.update(outlook(found, seeds, level, rules['power']))
     if sensitivity:
         flips = {}
         for name, variant in variants(claim, samples).items():
-            other = evidence(variant, samples, power=False)
+            other = evidence(variant, samples)
             flips[name] = verdict_of(dict(other, note=other.get('note', '')), thresholds, rules['min_seeds'])[0]
         row['sensitivity'] = '; '.join(f'{k}: {v}' for k, v in flips.items())
         changed = [f'{k}: {v}' for k, v in flips.items() if v != row['verdict']]

@@ -60,8 +60,8 @@ def where(low: float, high: float, band_low: float, band_high: float) -> str:
     return 'across the lower edge of' if low < band_low else 'across the upper edge of'
 
 
-def describe(claim: dict, row: dict, labels: list[str], means: list[float]) -> str:
-    """A statistical claim's ledger row in words: its inputs' means, then the estimate against the claim."""
+def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) -> str:
+    """A statistical claim's ledger row in words: its inputs' medians over seeds, then the estimate against the claim."""
     context, parts = factor(labels)
     lead = f'{context}: ' if context else ''
     known = math.isfinite(row['estimate'])
@@ -69,14 +69,14 @@ def describe(claim: dict, row: dict, labels: list[str], means: list[float]) -> s
         of = {'ratio': ' / ', 'difference': ' - '}.get(claim.get('of'), '')
         quantity = f'{lead}{of.join(parts)}'
         if not known:
-            return f'{quantity}: ' + ', '.join(map(num, means))
+            return f'{quantity}: ' + ', '.join(map(num, medians))
         return (f'{quantity} {num(row["estimate"])} {interval(row["ci_low"], row["ci_high"])}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
-    values = [f'{part} {num(m)}' for part, m in zip(parts, means)]
+    values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
     said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim else lead + (
         ' vs '.join(values) if claim['kind'] in ('greater', 'less') else ', '.join(values))
     if not known:
         return said
-    by = change(row['estimate'], row['ci_low'], row['ci_high'], claim.get('scale', 'raw') == 'log')
+    by = change(row['estimate'], row['ci_low'], row['ci_high'], claim.get('scale', 'raw') in ('log', 'logit'))
     return f'{said}: {by}' if claim['kind'] in ('greater', 'less') else f'{said}; the weakest step {by}'

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis.chapter import printed
-from analysis.stats import (SUMMARY_COLUMNS, bh, bh_threshold, describe, paired, prediction_check, seeds_for_power,
-                            summarize, t_interval, tost_mean, welch)
+from analysis.stats import (SUMMARY_COLUMNS, bh, bh_threshold, describe, exceed_p, median_interval, paired,
+                            prediction_check, seeds_for_power, sign_seeds, summarize, welch)
 from analysis.text import number
 
 X = [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -127,18 +127,6 @@ def test_seeds_for_power_degenerate_inputs():
     assert seeds_for_power(1e-4, 1.0, n_max=1000)[1] == '>1000'
 
 
-def test_t_interval_and_tost_are_the_library_intervals():
-    mean, low, high = t_interval(X)
-    assert (mean, low, high) == pytest.approx((3.0, 3 - 1.963243, 3 + 1.963243), abs=1e-6)
-    ci = scipy_stats.ttest_ind(Y, X, equal_var=False).confidence_interval(0.95)
-    assert t_interval(Y, X) == pytest.approx((np.mean(Y) - 3.0, ci.low, ci.high))
-    assert t_interval([2.0, 2.0]) == (2.0, 2.0, 2.0)
-    p_low, p_high = tost_mean(X, 1.0, 4.0)
-    assert p_low == pytest.approx(scipy_stats.ttest_1samp(X, 1.0, alternative='greater').pvalue)
-    assert p_high == pytest.approx(scipy_stats.ttest_1samp(X, 4.0, alternative='less').pvalue)
-    assert tost_mean([2.0, 2.0], 1.0, 3.0) == (0.0, 0.0) and tost_mean([2.0, 2.0], 2.5, 3.0) == (1.0, 0.0)
-
-
 def test_paired_difference_uses_common_seeds_and_falls_back_to_welch():
     x, y = pd.Series(Y, index=range(6)), pd.Series(X, index=range(1, 6))
     out = paired(x, y)
@@ -183,3 +171,22 @@ def test_number_format_is_fixed():
     assert [number(v) for v in (0.123456, -0.0, 12345678.0, 3, np.int64(4), math.nan, None, pd.NA, 'x')] == [
         '0.1235', '0', '1.235e+07', '3', '4', '–', '–', '–', 'x']
     assert number(math.nan, missing='') == '' and number(1 / 3, 6) == '0.333333'
+
+
+def test_exceed_p_is_scipys_quantile_test_with_ties_against_the_claim():
+    x = np.array([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -1.0])  # 7 above 0, 2 at it, 1 below
+    assert exceed_p(7, 10) == pytest.approx(scipy_stats.quantile_test(x, q=0, alternative='greater').pvalue)
+    assert exceed_p(10, 10) == pytest.approx(2 ** -10) and exceed_p(0, 10) == 1.0
+    assert exceed_p(np.array([9, 10]), 10).tolist() == pytest.approx([11 / 1024, 1 / 1024])
+
+
+def test_the_median_interval_is_the_order_statistics():
+    median, low, high = median_interval(np.arange(1.0, 11.0))
+    assert (median, low, high) == (5.5, 2.0, 9.0)  # P(2 <= rank <= 9 of the median) >= 0.95 by the binomial
+
+
+def test_sign_seeds_is_the_first_n_with_the_power():
+    n = sign_seeds(0.75, 0.05)
+    power = [scipy_stats.binom.sf(scipy_stats.binom.isf(0.05, m, 0.5), m, 0.75) for m in range(1, int(n) + 1)]
+    assert power[-1] >= 0.8 and max(power[:-1]) < 0.8
+    assert math.isnan(sign_seeds(0.5, 0.05)) and math.isnan(sign_seeds(0.51, 1e-6, n_max=100))

@@ -29,7 +29,7 @@ def test_learning_curves_have_a_panel_per_axis_named_by_the_registry_with_legend
         labels = {title: [t.get_text() for t in ax.get_legend().get_texts()] for title, ax in panels.items()}
         assert labels['lambda'] == ['lambda=0.9', 'lambda=0.95', 'lambda=1']
         assert labels['target KL'] == ['target KL=none', 'target KL=0.02']
-        assert panels['lambda'].get_legend().get_title().get_text() == 'bands: 95% CI of the mean over 5 seeds'
+        assert panels['lambda'].get_legend().get_title().get_text() == 'bands: 95% CI of the mean over 12 seeds'
         boxes = [ax.get_window_extent(renderer) for ax in fig.axes]
         for ax in fig.axes:
             legend = ax.get_legend().get_window_extent(renderer)

@@ -1,5 +1,6 @@
-"""analysis.verdicts.decide against scipy / statsmodels, and on synthetic seeds: noise cannot buy a pass, a claimed
-effect at 30 seeds is found, and no effect is rarely called reproduced (Monte Carlo error stated per test)."""
+"""analysis.verdicts.decide on hand-counted seeds and on synthetic seeds: the exact counts behind every verdict, the
+smallest effect, the chapter's own numbers, and by simulation: noise cannot buy a pass, a claimed effect at 30 seeds
+is found, and no effect is rarely called reproduced (Monte Carlo error stated per test)."""
 from __future__ import annotations
 
 import math
@@ -9,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 from scipy.special import expit, logit
-from statsmodels.stats.power import TTestPower
 
-from analysis.verdicts import DEFAULTS, band, decide, half_width
+from analysis.claims import load_claims
+from analysis.verdicts import DEFAULTS, band, decide, half_width, on_chapter, smallest_effect
 
 ALPHA = DEFAULTS['alpha']
 DELTA = math.log(DEFAULTS['about_factor'])  # the 'about' rule's half-width on the log / logit scale
@@ -29,78 +30,84 @@ def verdict(spec: dict, samples: list[pd.Series]) -> str:
     return decide(spec, samples, sensitivity=False, power=False)['verdict']
 
 
-# --- one claim, one library call -----------------------------------------------------------------------------
+# --- one claim, counted by hand --------------------------------------------------------------------------------
 
-RNG = np.random.default_rng(0)
-A, B = RNG.normal(1.3, 0.5, 12), RNG.normal(1.0, 0.5, 12)
-
-
-def test_paired_t_is_scipys_one_sided_test_and_its_reverse():
-    out = decide(claim('greater', 2, scale='raw', test='t', paired=True), [by_seed(A), by_seed(B)])
-    assert out['p'] == pytest.approx(stats.ttest_rel(A, B, alternative='greater').pvalue)
-    assert out['p_against'] == pytest.approx(stats.ttest_rel(A, B, alternative='less').pvalue)
-    ci = stats.ttest_rel(A, B).confidence_interval(0.95)
-    assert (out['estimate'], out['ci_low'], out['ci_high']) == pytest.approx(((A - B).mean(), ci.low, ci.high))
-    assert out['verdict'] == ('reproduced' if out['p'] <= ALPHA else 'inconclusive') and out['n'] == 12
+NINE_OF_TEN = np.array([0.3, 0.1, 0.5, 0.2, 0.4, 0.6, 0.2, 0.3, 0.1, -0.2])  # differences: 9 above 0, 1 below
 
 
-def test_wilcoxon_sign_and_welch_are_the_library_tests():
-    wilcoxon = decide(claim('less', 2, scale='log', test='wilcoxon', paired=True),
-                      [by_seed(np.exp(B)), by_seed(np.exp(A))])
-    assert wilcoxon['p'] == pytest.approx(stats.wilcoxon(B - A, alternative='less').pvalue)
-    sign = decide(claim('greater', 2, scale='raw', test='sign', paired=True), [by_seed(A), by_seed(B)])
-    assert sign['p'] == pytest.approx(stats.binomtest(int((A > B).sum()), 12, 0.5, alternative='greater').pvalue)
-    welch = decide(claim('greater', 2, scale='raw', test='t', paired=False), [by_seed(A), by_seed(B[:9])])
-    assert welch['p'] == pytest.approx(stats.ttest_ind(A, B[:9], equal_var=False, alternative='greater').pvalue)
-    assert welch['n'] == 9
+def test_a_direction_is_the_share_of_seeds_that_go_its_way():
+    """9 of 10 paired differences above 0: p = P(K >= 9 | 10, 1/2) = 11/1024; against (no smallest effect on the
+    raw scale without a printed value): P(K >= 1) = 1023/1024."""
+    base = by_seed(np.linspace(1, 2, 10))
+    out = decide(claim('greater', 2, scale='raw', paired=True), [base + NINE_OF_TEN, base])
+    assert out['p'] == pytest.approx(11 / 1024) and out['p_against'] == pytest.approx(1023 / 1024)
+    assert out['verdict'] == 'reproduced' and out['n'] == 10
+    assert out['estimate'] == pytest.approx(0.25) and out['ci_low'] < 0.25 < out['ci_high']  # the median difference
+    assert verdict(claim('less', 2, scale='raw', paired=True), [base + NINE_OF_TEN, base]) == 'contradicted'
+    assert decide(claim('greater', 2, scale='raw', paired=True), [base + NINE_OF_TEN, base], (0.01, 0.01))[
+        'verdict'] == 'inconclusive'  # 11/1024 = 0.0107 misses a cut-off of 0.01
 
 
-def test_a_threshold_on_the_log_scale_tests_the_logs():
-    out = decide(claim('greater', 1, than=1.1, scale='log', test='t'), [by_seed(np.exp(A))])
-    assert out['p'] == pytest.approx(stats.ttest_1samp(A, math.log(1.1), alternative='greater').pvalue)
-    assert out['estimate'] == pytest.approx(math.exp(A.mean() - math.log(1.1)))  # a ratio to the threshold
+def test_with_high_probability_means_more_than_four_seeds_in_five():
+    """9 of 10: P(K >= 9 | 10, 0.8) = 0.376, not enough; 40 of 40 is: 0.8^40."""
+    spec = claim('greater', 1, than=0.0, scale='raw', with_high_probability=True)
+    out = decide(spec, [by_seed(NINE_OF_TEN)])
+    assert out['p'] == pytest.approx(stats.binom.sf(8, 10, 0.8)) and out['verdict'] == 'inconclusive'
+    assert decide(spec, [by_seed(np.abs(np.r_[NINE_OF_TEN] * 4)[np.arange(40) % 10] + 0.01)])['p'] == \
+        pytest.approx(0.8 ** 40)
+    half = by_seed(np.r_[np.full(20, 0.1), np.full(20, -0.1)])  # a coin: confidently below 4 in 5
+    assert decide(spec, [half])['verdict'] == 'contradicted'
+    assert decide(dict(spec, with_high_probability=False), [half])['verdict'] == 'inconclusive'
 
 
-def test_paired_inputs_use_their_common_seeds_only():
-    a, b = by_seed(A), by_seed(B).drop(index=[0, 5])
-    out = decide(claim('greater', 2, scale='raw', test='t', paired=True), [a, b])
-    keep = [i for i in range(12) if i not in (0, 5)]
-    assert out['n'] == 10 and out['p'] == pytest.approx(stats.ttest_rel(A[keep], B[keep], alternative='greater').pvalue)
+def test_an_absent_effect_is_contradicted_against_the_smallest_effect():
+    """Ratios of 1.02 on every seed: the direction holds, yet far below the factor 1.25 the claim needs."""
+    rng = np.random.default_rng(0)
+    base = by_seed(np.exp(rng.normal(0, 0.3, 20)))
+    tiny = base * np.exp(0.02 + rng.normal(0, 0.01, 20))
+    spec = claim('greater', 2, scale='log', paired=True)
+    out = decide(spec, [tiny, base])
+    assert out['p'] < 1e-5 and out['verdict'] == 'reproduced'  # the direction alone is significant ...
+    spec['effect'] = DELTA
+    assert decide(spec, [base * np.exp(-0.01 + rng.normal(0, 0.01, 20)), base])['verdict'] == 'contradicted'
+    assert decide(dict(spec, effect=0.0), [base * np.exp(-0.01 + rng.normal(0, 0.01, 20)), base])[
+        'p_against'] > decide(spec, [base * np.exp(-0.01 + rng.normal(0, 0.01, 20)), base])['p_against']
+    no_effect = by_seed(base * np.exp(rng.normal(0, 0.01, 20)))
+    assert decide(claim('greater', 2, scale='log', paired=True), [no_effect, base])['verdict'] == 'contradicted'
 
 
-def test_monotone_needs_every_step_and_is_refuted_by_any():
-    steps = [by_seed(A), by_seed(A + 0.5 + RNG.normal(0, 0.1, 12)), by_seed(A + 0.1)]
-    out = decide(claim('increasing', 3, scale='raw', test='t', paired=True), steps)
-    one = stats.ttest_rel(steps[1], steps[0], alternative='greater').pvalue
-    two = stats.ttest_rel(steps[2], steps[1], alternative='greater').pvalue
-    back = stats.ttest_rel(steps[2], steps[1], alternative='less').pvalue
-    assert out['p'] == pytest.approx(max(one, two)) and out['p_against'] == pytest.approx(min(1.0, 2 * back))
-    assert out['verdict'] == 'contradicted'  # the second step clearly goes down
+def test_the_smallest_effect_is_the_factor_rule_capped_at_half_the_chapters_effect():
+    values = [{'value': '1.0'}, {'value': '1.2'}, {'value': '3.0'}]
+    spec = dict(claim('increasing', 3, scale='log', paired=True), inputs=values)
+    assert smallest_effect(spec, 0) == pytest.approx(math.log(1.2) / 2)  # the chapter's step 1.2 < 1.25 ...
+    assert smallest_effect(spec, 1) == pytest.approx(DELTA)  # ... its step 2.5 keeps the factor
+    raw = dict(claim('less', 2, scale='raw', paired=True), inputs=[{'value': '+0.258'}, {'value': '+0.309'}])
+    assert smallest_effect(raw) == pytest.approx(min(DELTA * 0.309, 0.051 / 2))
+    assert smallest_effect(claim('greater', 2, scale='raw', paired=True)) == 0.0  # nothing printed: the sign only
+    assert smallest_effect(dict(spec, effect=0.1)) == 0.1
 
 
-def test_about_reproduced_iff_the_95_ci_lies_inside_the_band():
-    spec = claim('about', 1, about=2.0, scale='log', test='t')
+def test_about_is_the_median_confidently_inside_the_band():
+    spec = claim('about', 1, about=2.0, scale='log')
     assert band(spec) == pytest.approx((2 / 1.25, 2 * 1.25)) and half_width(spec) == (pytest.approx(DELTA), 'about')
-    for centre, expected in ((2.0, 'reproduced'), (2.5, 'inconclusive'), (4.0, 'contradicted')):
-        logs = math.log(centre) + RNG.normal(0, 0.02, 10)
-        out = decide(spec, [by_seed(np.exp(logs))])
-        ci = stats.ttest_1samp(logs, 0).confidence_interval(0.95)
-        assert (out['ci_low'], out['ci_high']) == pytest.approx((math.exp(ci.low), math.exp(ci.high)))
-        inside = math.log(1.6) < ci.low and ci.high < math.log(2.5)
-        outside = ci.low > math.log(2.5) or ci.high < math.log(1.6)
-        assert out['verdict'] == expected == ('reproduced' if inside else 'contradicted' if outside else 'inconclusive')
+    inside = by_seed(np.r_[np.full(9, 2.0), 2.6])  # 10 above the low edge, 9 below the high one
+    out = decide(spec, [inside])
+    assert out['p'] == pytest.approx(stats.binom.sf(8, 10, 0.5)) and out['verdict'] == 'reproduced'
+    assert out['p_against'] == pytest.approx(min(1.0, 2 * stats.binom.sf(0, 10, 0.5)))
+    assert verdict(spec, [by_seed(np.r_[np.full(7, 2.0), np.full(3, 2.6)])]) == 'inconclusive'  # 7 of 10: 0.17
+    assert verdict(spec, [by_seed(np.full(10, 4.0))]) == 'contradicted'  # 2 * 2^-10 against
 
 
-def test_rates_get_a_band_symmetric_on_the_logit_and_a_ci_inside_zero_one():
-    spec = claim('about', 1, about=0.9, scale='logit', test='t')
+def test_rates_get_a_band_symmetric_on_the_logit_and_seeds_at_zero_or_one_are_valid():
+    spec = claim('about', 1, about=0.9, scale='logit')
     low, high = band(spec)
     assert (logit(low), logit(high)) == pytest.approx((logit(0.9) - DELTA, logit(0.9) + DELTA))
-    out = decide(spec, [by_seed([1.0, 1.0, 1.0, 0.95, 0.6])])  # a t interval would pass 1
-    assert 0.0 <= out['ci_low'] and out['ci_high'] == 1.0
+    out = decide(spec, [by_seed([1.0, 1.0, 1.0, 0.95, 0.6, 0.9, 0.9])])
+    assert 0.0 <= out['ci_low'] <= out['ci_high'] <= 1.0 and out['estimate'] == pytest.approx(0.95)
 
 
 def test_within_noise_is_the_binomial_noise_of_two_chapter_runs():
-    spec = claim('about', 2, about=0, of='difference', noise={'rate': 0.9, 'episodes': 320}, scale='raw', test='t',
+    spec = claim('about', 2, about=0, of='difference', noise={'rate': 0.9, 'episodes': 320}, scale='raw',
                  paired=True)
     assert half_width(spec) == (pytest.approx(1.96 * math.sqrt(2 * 0.9 * 0.1 / 320)), 'noise')
     assert band(claim('about', 1, about=0.5, scale='raw')) == pytest.approx((0.5 - DELTA / 2, 0.5 + DELTA / 2))
@@ -108,34 +115,36 @@ def test_within_noise_is_the_binomial_noise_of_two_chapter_runs():
 
 
 def test_sensitivity_marks_a_verdict_that_a_halved_band_flips():
-    spec = claim('about', 1, about=2.0, scale='log', test='t')
-    edge = np.exp(math.log(2.0) + 0.7 * DELTA + RNG.normal(0, 0.01, 10))  # inside the band, outside half of it
+    rng = np.random.default_rng(1)
+    spec = claim('about', 1, about=2.0, scale='log')
+    edge = np.exp(math.log(2.0) + 0.7 * DELTA + rng.normal(0, 0.01, 10))  # inside the band, outside half of it
     out = decide(spec, [by_seed(edge)])
     assert out['verdict'] == 'reproduced' and out['fragile'] == 'fragile (band/2: contradicted)'
     assert 'band/2: contradicted' in out['sensitivity'] and 'band*2: reproduced' in out['sensitivity']
-    centred = decide(spec, [by_seed(np.exp(math.log(2.0) + RNG.normal(0, 0.01, 10)))])
+    centred = decide(spec, [by_seed(np.exp(math.log(2.0) + rng.normal(0, 0.01, 10)))])
     assert centred['fragile'] == '' and set(centred['sensitivity'].split('; ')) == {
         'band/2: reproduced', 'band*2: reproduced', 'raw: reproduced'}
 
 
-def test_power_is_statsmodels_at_the_preregistered_effect():
-    d = RNG.normal(0.1, 0.3, 15)
-    out = decide(claim('greater', 2, scale='log', test='t', paired=True), [by_seed(np.exp(d)), by_seed(np.ones(15))])
-    n = TTestPower().solve_power(effect_size=DELTA / d.std(ddof=1), power=0.8, alpha=ALPHA, alternative='larger')
-    assert out['n_80'] == math.ceil(n - 1e-9)
-    sign = decide(claim('greater', 2, scale='raw', test='sign', paired=True), [by_seed(A), by_seed(B)])
-    k = stats.binom.isf(ALPHA, sign['n_80'], 0.5) + 1  # the exact test's critical count at n_80 seeds
-    assert stats.binom.sf(k - 1, sign['n_80'], 0.8) >= 0.8
+def test_the_outlook_is_the_binomial_chance_at_the_observed_share():
+    """6 of 10 above 0: a seed goes the claim's way with probability 0.6; the chance that 40 seeds reach the exact
+    test's critical count at 0.02 is the binomial sum, and the fixed design's seeds for 80% power reach it."""
+    d = by_seed(np.r_[np.full(6, 0.1), np.full(4, -0.1)])
+    out = decide(claim('greater', 1, than=0.0, scale='raw'), [d], horizon=(40, 0.02))
+    critical = stats.binom.isf(0.02, 40, 0.5) + 1  # 28 of 40
+    assert out['chance'] == pytest.approx(stats.binom.sf(critical - 6 - 1, 30, 0.6))
+    n = int(out['n_80'])  # at the horizon's level
+    assert stats.binom.sf(stats.binom.isf(0.02, n, 0.5), n, 0.6) >= 0.8
+    assert all(stats.binom.sf(stats.binom.isf(0.02, m, 0.5), m, 0.6) < 0.8 for m in range(2, n))
 
 
-def test_a_sample_without_spread_is_decided_exactly_and_says_so():
+def test_a_sample_without_spread_is_decided_by_its_counts():
     steps = by_seed(np.full(5, 480.0))
-    out = decide(claim('about', 2, about=0.6, of='ratio', scale='log', test='t', paired=True),
+    out = decide(claim('about', 2, about=0.6, of='ratio', scale='log', paired=True),
                  [by_seed(np.full(5, 300.0)), steps])
-    assert (out['verdict'], out['p'], out['note']) == ('reproduced', 0.0, 'no spread across seeds: decided exactly')
-    out = decide(claim('greater', 1, than=400, scale='log', test='t'), [steps])
-    assert (out['verdict'], out['p_against'], out['note']) == ('reproduced', 1.0,
-                                                               'no spread across seeds: decided exactly')
+    assert (out['verdict'], out['p']) == ('reproduced', pytest.approx(2 ** -5))
+    out = decide(claim('greater', 1, than=400, scale='log'), [steps])  # past a threshold, any amount is the claim
+    assert (out['verdict'], out['p'], out['p_against']) == ('reproduced', pytest.approx(2 ** -5), 1.0)
 
 
 def test_checks_pass_on_the_printed_value_and_fail_off_it():
@@ -146,19 +155,44 @@ def test_checks_pass_on_the_printed_value_and_fail_off_it():
     assert decide(dict(claim('check', 1), below=1e-5), [by_seed([2e-6, 3e-6])])['verdict'] == 'pass'
 
 
+A, B = NINE_OF_TEN + 1.5, np.linspace(1.0, 1.4, 10)
+
+
 def test_missing_values_few_seeds_and_bad_claims():
-    spec = claim('greater', 2, scale='raw', test='t', paired=True)
+    spec = claim('greater', 2, scale='raw', paired=True)
     assert decide(spec, [by_seed([]), by_seed(B)])['verdict'] == 'untested'
     few = decide(spec, [by_seed(A[:2]), by_seed(B[:2])])
     assert few['verdict'] == 'inconclusive' and few['note'].endswith('n=2 < 3 seeds')
+    assert math.isnan(few['chance'])  # too few seeds to project, so never futile
     with pytest.raises(ValueError, match="scale='sqrt'; expected one of raw, log, logit"):
         decide(dict(spec, scale='sqrt'), [by_seed(A), by_seed(B)])
-    with pytest.raises(ValueError, match='the sign test needs paired inputs'):
-        decide(dict(spec, test='sign', paired=False), [by_seed(A), by_seed(B)])
+    with pytest.raises(ValueError, match='needs paired inputs'):
+        decide(dict(spec, with_high_probability=True, paired=False), [by_seed(A), by_seed(B)])
     with pytest.raises(ValueError, match='1 samples for 2 inputs'):
         decide(spec, [by_seed(A)])
     log = decide(dict(spec, scale='log'), [by_seed(A - 1.5), by_seed(B)])
     assert log['verdict'] == 'inconclusive' and 'log scale needs positive values' in log['note']
+
+
+# --- the chapter's own numbers ---------------------------------------------------------------------------------
+
+CLAIMS = load_claims()['claims']
+
+
+@pytest.mark.parametrize('spec', [c for c in CLAIMS if on_chapter(c) and not c.get('finding')], ids=lambda c: c['id'])
+def test_the_chapter_does_not_contradict_its_own_claim(spec):
+    assert on_chapter(spec) == 'consistent'
+
+
+def test_encodings_the_chapters_numbers_fail_are_caught():
+    """The encodings issue 23 found, planted back: the chapter's own values fail each of them."""
+    by_id = {c['id']: c for c in CLAIMS}
+    planted = [dict(by_id['later-epochs-mostly-clipped'], kind='greater', than=0.5),  # T10: one token in six
+               dict(by_id['clip-is-soft'], about=0.1),
+               dict(by_id['lam095-reaches-0.9'], margin=DELTA),  # the 'about' rule's band leaves out 0.925
+               dict(by_id['clip-frac-rises-per-epoch'], effect=DELTA)]  # its steps 0.075 -> 0.089: less than 1.25x
+    assert [on_chapter(c).startswith("the chapter's") for c in planted] == [True] * 4
+    assert sum(bool(on_chapter(c)) for c in CLAIMS if not c.get('finding')) >= 50  # the test covers most claims
 
 
 # --- synthetic seeds: every kind of verdict -----------------------------------------------------------------
@@ -177,26 +211,25 @@ def increasing(rng, n, step, sd):
 
 
 CASES = {
-    'greater, paired t': (claim('greater', 2, scale='raw', test='t', paired=True), DELTA * 1.0, 0.3,
-                          lambda rng, n, e, sd: paired_inputs(rng, n, e, sd, 1.0)),
-    'less, wilcoxon, log': (claim('less', 2, scale='log', test='wilcoxon', paired=True), DELTA, 0.3,
-                            lambda rng, n, e, sd: paired_inputs(rng, n, -e, sd, 0.0, np.exp)),
-    'greater, sign': (claim('greater', 2, scale='raw', test='sign', paired=True), stats.norm.ppf(0.8), 1.0,
-                      lambda rng, n, e, sd: paired_inputs(rng, n, e, sd, 0.5)),
-    'greater than, log': (claim('greater', 1, than=0.02, scale='log', test='t'), DELTA, 0.3,
+    'greater, paired': (claim('greater', 2, scale='raw', paired=True), DELTA * 1.0, 0.2,
+                        lambda rng, n, e, sd: paired_inputs(rng, n, e, sd, 1.0)),
+    'less, log': (claim('less', 2, scale='log', paired=True), 2 * DELTA, 0.3,
+                  lambda rng, n, e, sd: paired_inputs(rng, n, -e, sd, 0.0, np.exp)),
+    'greater, high probability': (claim('greater', 2, scale='raw', with_high_probability=True, paired=True),
+                                  stats.norm.ppf(0.97), 1.0, lambda rng, n, e, sd: paired_inputs(rng, n, e, sd, 0.5)),
+    'greater than, log': (claim('greater', 1, than=0.02, scale='log'), 2 * DELTA, 0.3,
                           lambda rng, n, e, sd: [by_seed(0.02 * np.exp(e + rng.normal(0, sd, n)))]),
-    'greater, Welch': (claim('greater', 2, scale='raw', test='t', paired=False), DELTA, 0.3,
-                       lambda rng, n, e, sd: [by_seed(1 + e + rng.normal(0, sd, n)),
-                                              by_seed(1 + rng.normal(0, sd, n))]),
-    'increasing, log': (claim('increasing', 3, scale='log', test='t', paired=True), DELTA, 0.25,
+    'greater, unpaired': (claim('greater', 2, scale='raw', paired=False), DELTA, 0.2,
+                          lambda rng, n, e, sd: [by_seed(1 + e + rng.normal(0, sd, n)),
+                                                 by_seed(1 + rng.normal(0, sd, n))]),
+    'increasing, log': (claim('increasing', 3, scale='log', paired=True), 2 * DELTA, 0.25,
                         lambda rng, n, e, sd: increasing(rng, n, e, sd)),
-    'decreasing, logit': (claim('decreasing', 2, scale='logit', test='t', paired=True), expit(DELTA) - 0.5, 0.05,
+    'decreasing, logit': (claim('decreasing', 2, scale='logit', paired=True), expit(2 * DELTA) - 0.5, 0.05,
                           lambda rng, n, e, sd: paired_inputs(rng, n, e, sd, 0.5)),
-    'about a ratio, log': (claim('about', 2, about=3.5, of='ratio', scale='log', test='t', paired=True), DELTA, 0.2,
-                           None),
-    'about a rate, logit': (claim('about', 1, about=0.9, scale='logit', test='t'), DELTA, 0.03, None),
+    'about a ratio, log': (claim('about', 2, about=3.5, of='ratio', scale='log', paired=True), DELTA, 0.2, None),
+    'about a rate, logit': (claim('about', 1, about=0.9, scale='logit'), DELTA, 0.02, None),
     'about zero, noise': (claim('about', 2, about=0, of='difference', noise={'rate': 0.9, 'episodes': 320},
-                                scale='raw', test='t', paired=True), None, 0.03, None),
+                                scale='raw', paired=True), None, 0.03, None),
 }
 
 
@@ -225,28 +258,30 @@ def draw(name: str, rng, n: int, shift: float) -> list[pd.Series]:
 
 
 def spread(samples: list[pd.Series], factor: float, scale: str) -> list[pd.Series]:
-    """Every input's seeds moved `factor` times further from their mean, on the claim's scale."""
-    out = []
-    for s in samples:
-        v = np.log(s) if scale == 'log' else s
-        v = v.mean() + factor * (v - v.mean())
-        out.append(np.exp(v) if scale == 'log' else v)
-    return out
+    """The seeds moved `factor` times further from their centre (the median the rule reads), on the claim's scale:
+    the last input's seeds, and every other input by the same per-seed difference to it, spread too."""
+    to, back = (np.log, np.exp) if scale == 'log' else (lambda v: v, lambda v: v)
+    last = to(samples[-1])
+    moved = [last.median() + factor * (last - last.median())]
+    for s in samples[:-1]:
+        d = to(s) - last
+        moved.insert(len(moved) - 1, moved[-1] + d.median() + factor * (d - d.median()))
+    return [back(v) for v in moved]
 
 
-ALLOWED = {'reproduced': {'reproduced', 'inconclusive'}, 'contradicted': {'contradicted', 'inconclusive'},
-           'inconclusive': {'inconclusive'}}
+ALLOWED = {'reproduced': {'reproduced', 'inconclusive', 'contradicted'},  # never toward reproduced
+           'contradicted': {'contradicted', 'inconclusive'}, 'inconclusive': {'inconclusive', 'contradicted'}}
 
 
 @pytest.mark.parametrize('name', CASES)
 def test_spreading_the_seeds_never_buys_a_verdict(name):
-    """Moving the same seeds further from their mean may only move a verdict toward inconclusive."""
+    """Moving the same seeds further from their centre never makes a claim pass."""
     spec = CASES[name][0]
     rng = np.random.default_rng(1)
     seen = set()
     for shift in (-1.0, 0.0, 1.0, 3.0):
         for _ in range(6):
-            samples = draw(name, rng, 12, shift)
+            samples = draw(name, rng, 20, shift)
             verdicts = [verdict(spec, spread(samples, f, spec['scale'])) for f in (1.0, 1.5, 2.0, 4.0, 8.0)]
             seen.update(verdicts)
             for before, after in zip(verdicts, verdicts[1:]):
@@ -259,31 +294,54 @@ SIMULATIONS = 300  # Monte Carlo error of a rate r: sqrt(r (1 - r) / 300); 0.013
 
 @pytest.mark.parametrize('name', CASES)
 def test_a_claimed_effect_at_30_seeds_is_reproduced_at_least_80_percent(name):
-    """At noise for which the claim's own power calculation asks for at most 30 seeds (checked), an effect of the
-    claimed size (about-claims: the truth at X) is reproduced in >= 80% of 300 simulations (MC error 0.023)."""
+    """At noise for which the claim's own outlook asks for at most 30 seeds (checked), an effect of the claimed size
+    (about-claims: the truth at X) is reproduced in >= 80% of 300 simulations (MC error 0.023)."""
     spec = CASES[name][0]
     rng = np.random.default_rng(2)
     needed = decide(spec, draw(name, np.random.default_rng(3), 2000, 1.0), sensitivity=False)['n_80']
-    assert needed <= 30, (name, needed)
+    assert needed <= 30 or spec.get('paired') is False, (name, needed)  # no outlook for unpaired inputs
     rate = np.mean([verdict(spec, draw(name, rng, 30, 1.0)) == 'reproduced' for _ in range(SIMULATIONS)])
     assert rate >= 0.8, (name, rate)
 
 
+NULL_SIMULATIONS = 600  # Monte Carlo error at 0.05: sqrt(0.05 * 0.95 / 600) = 0.0089
+
+
+def false_reproduced(name: str, thresholds: tuple[float, float] | None = None, seeds: int = 30,
+                     simulations: int = NULL_SIMULATIONS) -> float:
+    """The share of `simulations` draws of `seeds` seeds without the effect (about-claims: the median on the band's
+    edge) called reproduced."""
+    spec, rng = CASES[name][0], np.random.default_rng(4)
+    return float(np.mean([decide(spec, draw(name, rng, seeds, 0.0), thresholds, sensitivity=False, power=False)[
+        'verdict'] == 'reproduced' for _ in range(simulations)]))
+
+
+BOUND = ALPHA + 2.33 * math.sqrt(ALPHA * (1 - ALPHA) / NULL_SIMULATIONS)  # 0.071
+
+
 @pytest.mark.parametrize('name', CASES)
-def test_without_the_effect_a_false_reproduced_is_rare(name):
-    """No effect (about-claims: the truth on the band's edge): 'reproduced' in at most alpha of 300 simulations,
-    allowing 2.33 Monte Carlo standard errors (sqrt(0.05 * 0.95 / 300) = 0.013): at most 0.079."""
-    spec = CASES[name][0]
-    rng = np.random.default_rng(4)
-    rate = np.mean([verdict(spec, draw(name, rng, 30, 0.0)) == 'reproduced' for _ in range(SIMULATIONS)])
-    assert rate <= ALPHA + 2.33 * math.sqrt(ALPHA * (1 - ALPHA) / SIMULATIONS), (name, rate)
+def test_without_the_effect_a_false_reproduced_is_at_most_alpha(name):
+    """No effect (about-claims: the truth on the band's edge): 'reproduced' in at most alpha of the simulations,
+    allowing 2.33 Monte Carlo standard errors: at most 0.071."""
+    assert false_reproduced(name) <= BOUND, name
+
+
+@pytest.mark.parametrize('name', ['about a rate, logit', 'greater, paired'])
+def test_a_false_reproduced_is_the_exact_tests_size_and_a_doubled_alpha_is_caught(name):
+    """At 25 seeds the exact test at 0.05 needs 18 seeds of 25 on its side: size P(K >= 18) = 0.0216 (at the band's
+    edge the other side of an about-claim holds almost surely). The planted fault, the same claims at twice the
+    level, needs 17: 0.054, four Monte Carlo errors above the bound of the size (1,500 simulations)."""
+    size, simulations = stats.binom.sf(17, 25, 0.5), 1500
+    bound = size + 2.33 * math.sqrt(size * (1 - size) / simulations)  # 0.030
+    assert false_reproduced(name, seeds=25, simulations=simulations) <= bound < \
+        false_reproduced(name, (2 * ALPHA, 2 * ALPHA), seeds=25, simulations=simulations)
 
 
 # --- the cases that fooled the old ledger (issue 10) ---------------------------------------------------------
 
 def test_a_noisier_miss_is_no_pass():
     """0.74 against 'about 0.9' failed at sd 0.05 and passed at sd 0.10 under the old prediction interval."""
-    spec = claim('about', 1, about=0.9, scale='logit', test='t')
+    spec = claim('about', 1, about=0.9, scale='logit')
     rng = np.random.default_rng(5)
     noise = rng.normal(0, 1, 10)
     noise = (noise - noise.mean()) / noise.std(ddof=1)
@@ -294,7 +352,7 @@ def test_a_noisier_miss_is_no_pass():
 
 def test_a_ratio_of_8_is_not_about_240_however_wide_its_spread():
     """The old ledger passed 'about 240 times' at 8.3 times, prediction interval 0.004 to 17,270."""
-    spec = claim('about', 2, about=240, of='ratio', scale='log', test='t', paired=True)
+    spec = claim('about', 2, about=240, of='ratio', scale='log', paired=True)
     rng = np.random.default_rng(6)
     base = np.exp(rng.normal(2.5, 0.3, 10))
     for sd in (0.5, 3.2):
@@ -302,29 +360,29 @@ def test_a_ratio_of_8_is_not_about_240_however_wide_its_spread():
         assert verdict(spec, [by_seed(ratio * base), by_seed(base)]) != 'reproduced'
 
 
-def test_heavy_tails_are_read_on_the_log_scale():
-    """A KL 36 times lower on average, with one enormous seed: the raw t misses it, the log scale does not."""
+def test_one_enormous_seed_does_not_hide_an_effect_on_any_scale():
+    """A KL 36 times lower on average, with one enormous seed: a count of seeds sees it on the raw scale as on the
+    log scale (the raw t-test missed it)."""
     clipped = np.full(10, 0.22) * np.exp(np.random.default_rng(7).normal(0, 0.3, 10))
     unclipped = clipped * 10 * np.exp(np.random.default_rng(8).normal(0, 0.5, 10))
     unclipped[0] *= 30
-    spec = claim('less', 2, scale='log', test='t', paired=True)
+    spec = claim('less', 2, scale='log', paired=True)
     assert verdict(spec, [by_seed(clipped), by_seed(unclipped)]) == 'reproduced'
-    assert verdict(dict(spec, scale='raw'), [by_seed(clipped), by_seed(unclipped)]) == 'inconclusive'
+    assert verdict(dict(spec, scale='raw'), [by_seed(clipped), by_seed(unclipped)]) == 'reproduced'
 
 
 def test_a_significant_difference_inside_the_margin_is_equivalence():
-    spec = claim('about', 2, about=0, of='difference', margin=0.05, scale='raw', test='t', paired=True)
+    spec = claim('about', 2, about=0, of='difference', margin=0.05, scale='raw', paired=True)
     base = np.random.default_rng(9).normal(0.9, 0.05, 20)
     shifted = base + 0.02 + np.random.default_rng(10).normal(0, 0.005, 20)
     out = decide(spec, [by_seed(shifted), by_seed(base)])
     assert stats.ttest_rel(shifted, base).pvalue < 0.001 and out['verdict'] == 'reproduced'
 
 
-def test_unbiased_is_low_with_high_probability_is_a_sign_test():
-    """IS minus fresh: mean zero (unbiased), yet below zero in 9 of 10 batches: the sign test sees it."""
+def test_a_mean_of_zero_with_nine_batches_of_ten_below_is_a_direction_of_the_typical_batch():
+    """IS minus fresh: mean zero (unbiased), yet below zero in 9 of 10 batches: the count of seeds sees it."""
     gap = np.array([0.03, 0.02, 0.04, 0.01, 0.05, 0.02, 0.03, 0.01, 0.02, -0.23])
     fresh = 0.5 + np.zeros(10)
-    spec = claim('greater', 2, scale='raw', test='sign', paired=True)
     assert abs(gap.mean()) < 1e-9
-    assert verdict(spec, [by_seed(fresh), by_seed(fresh - gap)]) == 'reproduced'
-    assert verdict(dict(spec, test='t'), [by_seed(fresh), by_seed(fresh - gap)]) == 'inconclusive'
+    out = decide(claim('greater', 2, scale='raw', paired=True), [by_seed(fresh), by_seed(fresh - gap)])
+    assert out['verdict'] == 'reproduced' and out['p'] == pytest.approx(11 / 1024)

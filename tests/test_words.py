@@ -23,7 +23,7 @@ def test_labels_share_their_common_words_once_and_differences_stay_whole():
 
 
 def test_a_difference_says_which_way_and_by_how_much():
-    claim = dict(kind='less', scale='logit')
+    claim = dict(kind='less', scale='raw')
     text = describe(claim, row(-0.6947, -0.8265, -0.5629), ['[epochs=16] pass_train', '[baseline] pass_train'],
                     [0.1281, 0.8228])
     assert text == 'pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)'
@@ -52,7 +52,8 @@ def test_an_about_claim_says_where_its_interval_lies_against_the_band():
 
 def test_a_directional_row_carries_its_smallest_effect_in_the_estimates_units():
     a, b = pd.Series([2.0, 2.2, 2.4, 2.1]), pd.Series([1.0, 1.1, 1.0, 1.2])
-    ratio = decide(dict(id='x', kind='greater', scale='log', test='t', paired=True, inputs=[{}, {}]), [a, b])
-    assert ratio['effect'] == 1.25  # the about factor, as a ratio
-    diff = decide(dict(id='x', kind='greater', scale='raw', test='t', paired=True, inputs=[{}, {}]), [a, b])
-    assert math.isclose(diff['effect'], math.log(1.25) * b.mean())  # log(1.25) |reference|
+    printed = [{'value': '2.0'}, {'value': '1.0'}]  # the chapter's values: half its effect exceeds the rule's
+    ratio = decide(dict(id='x', kind='greater', scale='log', paired=True, inputs=printed), [a, b])
+    assert math.isclose(ratio['effect'], 1.25)  # the about factor, as a ratio
+    diff = decide(dict(id='x', kind='greater', scale='raw', paired=True, inputs=printed), [a, b])
+    assert math.isclose(diff['effect'], math.log(1.25) * 1.0)  # log(1.25) times the chapter's printed reference
