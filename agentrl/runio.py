@@ -22,13 +22,14 @@ from pathlib import Path
 import torch
 
 from . import __version__
+from .numerics import NUMERICS_VERSION
 
 
 def provenance(wall_s: float) -> dict:
     """Where and how a run was made."""
     return dict(agentrl=__version__, git_commit=_git_commit(), torch=torch.__version__,
                 python=platform.python_version(), threads=torch.get_num_threads(), host=platform.node(),
-                wall_s=wall_s, argv=sys.argv)
+                wall_s=wall_s, argv=sys.argv, numerics_version=NUMERICS_VERSION)
 
 
 def _git_commit() -> str | None:
