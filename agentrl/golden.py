@@ -61,7 +61,8 @@ def golden_run(folder: Path) -> Path:
     config, out = folder / 'golden.json', folder / 'run'
     config.write_text(json.dumps(CONFIG, sort_keys=True) + '\n')
     done = subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED),
-                           '--out', str(out)], capture_output=True, text=True, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+                           '--out', str(out)], capture_output=True, text=True,
+                          env={**os.environ, 'OMP_NUM_THREADS': '1'})
     if done.returncode:
         raise RuntimeError(f'the golden run failed:\n{done.stderr[-3000:]}')
     return out
@@ -69,8 +70,8 @@ def golden_run(folder: Path) -> Path:
 
 def cpu_capability() -> str:
     """The instruction set torch dispatches to here, once agentrl has set the numeric libraries' controls."""
-    return subprocess.run([sys.executable, '-c', 'import agentrl, torch; print(torch.backends.cpu.get_cpu_capability())'],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    code = 'import agentrl, torch; print(torch.backends.cpu.get_cpu_capability())'
+    return subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def pinned() -> dict:
