@@ -32,12 +32,11 @@ include: "workflow/rules/stages.smk"
 include: "workflow/rules/analysis.smk"
 
 
-# Every run and experiment is a target as well as the aggregation's input: a run directory removed
-# after the aggregation is rerun (Snakemake does not regenerate a missing intermediate file whose
-# consumers are up to date), and so is the aggregation after it.
+# Every run and experiment not read from the published records is a target as well as the aggregation's input
+# (Snakemake does not regenerate a missing intermediate file whose consumers are up to date).
 rule all:
     input:
-        final_runs,
+        final_files,
         rules.aggregate.output,
     default_target: True
     localrule: True

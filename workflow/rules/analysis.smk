@@ -1,13 +1,15 @@
 # The aggregation: every run and experiment of the design -> tables, figures, the claims ledger, the
 # results index and the run records that rebuild them all (`python -m analysis aggregate`). It reads
-# exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not read. In a
-# sequential design it comes after the last stage (rules/stages.smk) and replays the design's looks.
+# exactly the design's runs (--run-files, and --reuse of the published records): a stale run of a cell or
+# seed outside the design is not read. In a sequential design it comes after the last stage
+# (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
 
 
 rule aggregate:
     input:
-        runs=final_runs,
+        runs=final_files,
         looks=final_look,
+        basis=BASIS_FILE,
     output:
         claims=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         index=report(f"{RESULTS}/README.md", caption="../report/index.rst", category="Claims"),
@@ -28,6 +30,7 @@ rule aggregate:
         records=directory(f"{RESULTS}/records"),
     params:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
+        runs=lambda wildcards: final_runs()[1],
         baseline=BASELINE,
         looks=final_looks,
     log:
@@ -41,5 +44,5 @@ rule aggregate:
     conda:
         "../../envs/agentrl.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q}"
+        "OMP_NUM_THREADS=1 python -m analysis aggregate {params.runs}"
         " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"
