@@ -1,6 +1,7 @@
 """The state a design continues from (workflow/state.py): which published runs it reuses, where each run is read from,
 and the basis its looks belong to."""
 import json
+import os
 import shlex
 
 import pytest
@@ -8,7 +9,8 @@ import yaml
 from test_design import DESIGN
 
 from workflow.design import expand_design
-from workflow.state import basis, basis_file, check_look, digest, published, split_runs, sources_option, write_basis
+from workflow.state import (basis, basis_file, check_look, digest, published, sources_option, split_runs, superseded,
+                            write_basis)
 
 CELLS = expand_design(DESIGN)
 
@@ -61,6 +63,18 @@ def test_the_basis_file_is_named_by_its_digest_and_replaces_the_others(tmp_path)
     write_basis(new, {'a': 2})
     assert [p.name for p in tmp_path.joinpath('configs').iterdir()] == [new.rsplit('/', 1)[1]]
     assert json.loads(open(new).read()) == {'a': 2}
+
+
+def test_a_look_is_superseded_while_its_basis_file_is_missing_or_newer(tmp_path):
+    look, basis_path = tmp_path / 'stage~1.json', tmp_path / 'basis~x.json'
+    look.write_text('{}')
+    assert superseded(str(look), str(basis_path))
+    basis_path.write_text('{}')
+    os.utime(look, (1000, 1000))
+    os.utime(basis_path, (2000, 2000))
+    assert superseded(str(look), str(basis_path))
+    os.utime(look, (3000, 3000))
+    assert not superseded(str(look), str(basis_path))
 
 
 def test_a_look_of_another_basis_or_naming_a_foreign_cell_is_an_error_naming_it():

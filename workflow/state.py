@@ -106,12 +106,17 @@ def write_basis(path: Path | str, value: dict) -> Path:
     return write_text(path, json.dumps(value, indent=2, sort_keys=True) + '\n')
 
 
+def superseded(look: str, basis_path: str) -> bool:
+    """Whether a look will be remade before it is read: the basis file is missing (about to be made) or newer."""
+    return not os.path.exists(basis_path) or os.path.getmtime(basis_path) > os.path.getmtime(look)
+
+
 def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -> dict:
     """A look's plan of the next stage, once the look is known to be of this basis and to name only the design's
     cells and experiments; an error naming the look and what is wrong otherwise."""
     if look.get('basis') != basis_digest:
         raise ValueError(f'{path} was made for another design or claims (basis {look.get("basis")}, this design\'s '
-                         f'{basis_digest}): it is not read; remove it and rerun to remake it')
+                         f'{basis_digest}) and is newer than this basis: it is not read; remove it to remake it')
     plan = look.get('next', {})
     foreign = [name for name in plan.get('sources', []) if name not in set(names)]
     if foreign:

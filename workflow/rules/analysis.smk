@@ -5,6 +5,18 @@
 # (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
 
 
+# The basis of the looks and the aggregation (workflow/state.py): the design, the claims files and the numerics
+# version, its digest in the file's name; a new basis is a missing file, which remakes every look and the tables.
+rule basis:
+    output:
+        BASIS_FILE,
+    log:
+        f"{RESULTS}/logs/configs/basis.log",  # empty: the job writes one small file, in-process
+    localrule: True
+    run:
+        write_basis(output[0], BASIS)
+
+
 rule aggregate:
     input:
         runs=final_files,
@@ -27,7 +39,8 @@ rule aggregate:
             category="Figures",
             labels={"figure": "{name}"},
         ),
-        records=directory(f"{RESULTS}/records"),
+    # not an output: RESULTS/records, the state every invocation starts from (Snakemake would delete an output
+    # before the job that reads it); the aggregation rewrites it atomically, from the runs it read
     params:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
         runs=lambda wildcards: final_runs()[1],

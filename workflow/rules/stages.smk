@@ -8,31 +8,24 @@
 # looked at (and logs its plan), a finished design has nothing to do, and a stage killed half-way resumes.
 # A look reads the stage's runs from run directories and the published records (workflow/state.py), and belongs to
 # its basis (the design, the claims files, the numerics version): a new basis is a new basis file, which every look
-# and the aggregation take as input, so they are remade; a look of another basis, or naming a cell or experiment the
-# design does not have, stops the workflow instead of steering it.
+# and the aggregation take as input, so they are remade. A look of another basis is never read: until it is remade
+# the design ends at it (a dry run plans up to it), and Snakemake plans its dependents again once it is. A look of
+# this basis that names a cell or experiment the design does not have stops the workflow, naming it.
 
 import json
 
-from workflow.state import check_look
+from workflow.state import check_look, superseded
 
 PLANNED = set()  # stages whose plan was logged (input functions run more than once)
 
 
-rule basis:
-    output:
-        BASIS_FILE,
-    log:
-        f"{RESULTS}/logs/configs/basis.log",  # empty: the job writes one small file, in-process
-    localrule: True
-    run:
-        write_basis(output[0], BASIS)
-
-
 def stage_plan(stage):
     """The plan the checkpoint of `stage` wrote: {seeds, sources} of the next stage, {} when the design is done."""
-    path = checkpoints.stage.get(stage=stage).output[0]
+    path = checkpoints.stage.get(stage=stage).output[0]  # an existing look, even one about to be remade
     with open(path) as file:
         look = json.load(file)
+    if look.get("basis") != digest(BASIS) and superseded(path, BASIS_FILE):
+        return {}  # about to be remade, never read: its dependents are planned again once it is
     try:
         return check_look(look, path, digest(BASIS), [*CELLS, *EXPERIMENTS])
     except ValueError as error:
