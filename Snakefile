@@ -32,11 +32,13 @@ include: "workflow/rules/stages.smk"
 include: "workflow/rules/analysis.smk"
 
 
-# Every run and experiment not read from the published records is a target as well as the aggregation's input
-# (Snakemake does not regenerate a missing intermediate file whose consumers are up to date).
+# Every run and experiment not read from the published records is a target as well as the aggregation's input,
+# and so is the looks' basis file (Snakemake does not regenerate a missing intermediate file whose consumers are up
+# to date: a new basis would otherwise leave the looks and the aggregation as they are).
 rule all:
     input:
         final_files,
+        BASIS_FILE,
         rules.aggregate.output,
     default_target: True
     localrule: True

@@ -245,3 +245,11 @@ def test_a_new_numerics_version_runs_the_test_design_again(small):
     found = runs_in(planned(small, 'config/test.yaml', 'test design, a numerics version bump'))
     assert found == sorted(f'{name}/seed~{seed}' for name in ('algo~reinforce', 'baseline', 'lam~0.95',
                                                                'clip_gradients') for seed in (0, 1))
+
+
+def test_more_seeds_run_only_the_new_seeds_the_open_claims_ask_for(small):
+    held = {f'{row.name}/seed~{row.seed}' for row in read_records(small).runs.itertuples()}
+    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4})
+    assert not runs_in(planned(small, path, 'test design, seeds up to 4'))  # the looks are remade first
+    found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
+    assert found and not set(found) & held and any(run.endswith('seed~3') for run in found), found
