@@ -55,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
             args.looks is None or args.step is None):
         parser.error('--looks and --max-seeds go together; stage needs both and --step')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
+    sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
-    if not ('records' in given and not given & {'runs', 'experiments'} if args.reuse is not None else
-            not ('records' in given and len(given) > 1 or 'run_files' in given and given & {'runs', 'experiments'})):
+    if not (given <= {'runs', 'experiments'} or given in ({'records'}, {'run_files'}, {'records', 'reuse'},
+                                                          {'records', 'reuse', 'run_files'})):
         parser.error('give --records, or --run-files, or --runs/--experiments, or --records with --reuse (and '
-                     f'--run-files); not {" and ".join(sources + ["reuse"] * (args.reuse is not None))}')
+                     f'--run-files); not {" and ".join(sources)}')
     try:
         runs, stored = read_runs(args)
     except ValueError as error:

@@ -129,6 +129,11 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
 def test_records_replace_other_run_sources(design, tmp_path):
     both = analysis_cli('aggregate', '--records', design / 'records', '--runs', design / 'runs', '--out', tmp_path)
     assert both.returncode != 0 and 'not runs and records' in both.stderr
+    files = analysis_cli('aggregate', '--records', design / 'records', '--run-files', design / 'runs' / 'baseline' /
+                         'seed~0' / 'run.json', '--out', tmp_path)
+    assert files.returncode != 0 and 'not run_files and records' in files.stderr  # which runs from which: --reuse
+    alone = analysis_cli('aggregate', '--reuse', 'baseline:0', '--out', tmp_path)
+    assert alone.returncode != 0 and 'not reuse' in alone.stderr
     empty = analysis_cli('aggregate', '--records', tmp_path, '--out', tmp_path / 'out')
     assert empty.returncode != 0 and f'{tmp_path} holds no runs.parquet' in empty.stderr
     assert not (tmp_path / 'out').exists()
