@@ -54,7 +54,8 @@ def snakemake(clone: Path, config: str, *args) -> tuple[subprocess.CompletedProc
 
 def jobs(out: str) -> list[tuple[str, str]]:
     """(rule, first output) of every job a Snakemake log lists, sorted."""
-    found = re.findall(r'^(?:local)?(?:rule|checkpoint) (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out, flags=re.M)
+    found = re.findall(r'^(?:local)?(?:rule|checkpoint) (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out,
+                       flags=re.M)
     return sorted(found + [('all', '')] * len(re.findall(r'^(?:local)?rule all:$', out, flags=re.M)))
 
 
@@ -78,7 +79,8 @@ def ran(clone: Path, config: str, case: str) -> list[tuple[str, str]]:
 
 def runs_in(found: list[tuple[str, str]]) -> list[str]:
     """The run outputs of a job list, as name/seed~k."""
-    return sorted(re.sub(r'^.*/(runs|experiments)/(.+)/run\.json$', r'\2', out) for rule, out in found if rule in RUN_RULES)
+    return sorted(re.sub(r'^.*/(runs|experiments)/(.+)/run\.json$', r'\2', out)
+                  for rule, out in found if rule in RUN_RULES)
 
 
 def design_file(clone: Path, base: Path, name: str, **changes) -> str:
@@ -125,16 +127,19 @@ def test_a_fresh_clone_trains_nothing_and_remakes_the_published_results_as_they_
 
 def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    path = design_file(default_clone, DEFAULT_CONFIG, 'new_level.yaml', sweeps={**config['sweeps'], 'lam': [1.0, 0.95, 0.9, 0.8]})
+    path = design_file(default_clone, DEFAULT_CONFIG, 'new_level.yaml',
+                       sweeps={**config['sweeps'], 'lam': [1.0, 0.95, 0.9, 0.8]})
     found = planned(default_clone, path, 'one new level (lam 0.8)')
     assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(10))
     support = sorted({rule for rule, _ in found} - set(RUN_RULES))
-    assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config', 'stage', 'warm_critic']
+    assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config', 'stage',
+                       'warm_critic']
 
 
 def test_one_level_removed_plans_no_run(default_clone):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    path = design_file(default_clone, DEFAULT_CONFIG, 'removed_level.yaml', sweeps={**config['sweeps'], 'epochs': [1, 2, 4, 8]})
+    path = design_file(default_clone, DEFAULT_CONFIG, 'removed_level.yaml',
+                       sweeps={**config['sweeps'], 'epochs': [1, 2, 4, 8]})
     assert without_basis(planned(default_clone, path, 'one level removed (epochs 16)')) == LOOKS_AND_AGGREGATION
 
 
@@ -153,7 +158,7 @@ def test_a_new_numerics_version_plans_every_run_again(default_clone, tmp_path):
     found = planned(clone, 'config/config.yaml', 'a numerics version bump')
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     names = sorted({out.split('/')[2] for rule, out in found if rule in RUN_RULES})
-    assert len(runs_in(found)) == 28 * 10 and len(names) == 22 + len(config['experiments'])  # the first stage, all of it
+    assert len(runs_in(found)) == 28 * 10 and len(names) == 22 + len(config['experiments'])  # all the first stage
 
 
 def test_a_look_naming_a_cell_outside_the_design_stops_the_workflow_with_that_name(default_clone, tmp_path):

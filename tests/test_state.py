@@ -35,7 +35,7 @@ def test_a_run_directory_here_wins_over_the_records_and_a_missing_run_is_made(tm
         return str(tmp_path / name / f'seed~{seed}' / 'run.json')
     (tmp_path / 'baseline' / 'seed~1').mkdir(parents=True)
     (tmp_path / 'baseline' / 'seed~1' / 'run.json').write_text('{}')
-    files, reused = split_runs({'baseline': [0, 1, 2], 'surrogate': [0]}, path, {'baseline': {0, 1}, 'surrogate': {0}})
+    files, reused = split_runs({'surrogate': [0], 'baseline': [2, 1, 0]}, path, {'baseline': {0, 1}, 'surrogate': {0}})
     assert files == [path('baseline', 1), path('baseline', 2)] and reused == {'baseline': [0], 'surrogate': [0]}
     option = sources_option(files, 'results/records', reused)
     assert shlex.split(option) == ['--run-files', *files, '--records', 'results/records', '--reuse', 'baseline:0',

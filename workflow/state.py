@@ -56,10 +56,11 @@ def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[st
 def split_runs(wanted: dict[str, list[int]], path: Callable[[str, int], str],
                reused: dict[str, set[int]]) -> tuple[list[str], dict[str, list[int]]]:
     """Where each wanted run (name -> seeds) is read from: (run.json paths: a run directory of this working copy, or a
-    run still to make; name -> seeds taken from the records). A run directory that exists wins over the records."""
+    run still to make; name -> seeds taken from the records), by name and seed. A run directory wins over the
+    records."""
     files, records = [], {}
-    for name, seeds in wanted.items():
-        for seed in seeds:
+    for name, seeds in sorted(wanted.items()):  # in one order, however the design lists its cells
+        for seed in sorted(seeds):
             if seed in reused.get(name, ()) and not os.path.exists(path(name, seed)):
                 records.setdefault(name, []).append(seed)
             else:
