@@ -32,12 +32,13 @@ include: "workflow/rules/stages.smk"
 include: "workflow/rules/analysis.smk"
 
 
-# Every run and experiment is a target as well as the aggregation's input: a run directory removed
-# after the aggregation is rerun (Snakemake does not regenerate a missing intermediate file whose
-# consumers are up to date), and so is the aggregation after it.
+# Every run and experiment not read from the published records is a target as well as the aggregation's input,
+# and so is the looks' basis file (Snakemake does not regenerate a missing intermediate file whose consumers are up
+# to date: a new basis would otherwise leave the looks and the aggregation as they are).
 rule all:
     input:
-        final_runs,
+        final_files,
+        BASIS_FILE,
         rules.aggregate.output,
     default_target: True
     localrule: True

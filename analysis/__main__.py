@@ -1,5 +1,6 @@
 """Command line: python -m analysis {aggregate,tables,figures,claims,stage}
-(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--looks N... --max-seeds N].
+(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--looks N... --max-seeds N];
+--run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out."""
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 from agentrl.files import write_text
 
 from .chapter import Context
-from .load import load_runs
-from .records import load_options, load_records
+from .load import Runs, combine, load_runs
+from .records import load_options, load_records, parse_reuse
 from .report import aggregate
 from .sequential import Design, next_stage
 from .stats import METHODS
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="exactly these runs (their run.json files: the workflow passes its design's)")
     parser.add_argument('--records', default=None,
                         help='read the published run records (a records/ folder) instead of run directories')
+    parser.add_argument('--reuse', nargs='+', default=None, metavar='NAME:SEEDS',
+                        help='with --records: only these runs of the records (seeds comma-separated), besides '
+                             '--run-files')
     parser.add_argument('--out', default='results', help='output folder')
     parser.add_argument('--baseline', default=None, help='name of the baseline cell (default: baseline)')
     parser.add_argument('--method', choices=METHODS, default=None,
@@ -44,20 +48,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="a sequential design's looks so far: the seeds of each (default: one look, all seeds)")
     parser.add_argument('--max-seeds', type=int, default=None, help="the sequential design's last look (seeds)")
     parser.add_argument('--step', type=int, default=None, help='stage: the seeds the next stage adds')
+    parser.add_argument('--basis', default=None,
+                        help="stage: the basis the look is made for (the workflow's digest of its design and "
+                             'claims), stored in the look')
     args = parser.parse_args(argv)
     if (args.looks is None) != (args.max_seeds is None) or args.command == 'stage' and (
             args.looks is None or args.step is None):
         parser.error('--looks and --max-seeds go together; stage needs both and --step')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
-    if 'records' in sources and len(sources) > 1 or 'run_files' in sources and {'runs', 'experiments'} & set(sources):
-        parser.error(f'give --records, or --run-files, or --runs/--experiments; not {" and ".join(sources)}')
+    sources += ['reuse'] * (args.reuse is not None)
+    given = set(sources)
+    if not (given <= {'runs', 'experiments'} or given in ({'records'}, {'run_files'}, {'records', 'reuse'},
+                                                          {'records', 'reuse', 'run_files'})):
+        parser.error('give --records, or --run-files, or --runs/--experiments, or --records with --reuse (and '
+                     f'--run-files); not {" and ".join(sources)}')
     try:
-        if args.run_files:
-            runs, stored = load_runs(*args.run_files), {}
-        elif args.records is None:
-            runs, stored = load_runs(args.runs or 'results/runs', args.experiments or 'results/experiments'), {}
-        else:
-            runs, stored = load_records(args.records), load_options(args.records)
+        runs, stored = read_runs(args)
     except ValueError as error:
         parser.error(str(error))
     # each option as given, else as the records were aggregated with, else its default
@@ -68,13 +74,25 @@ def main(argv: list[str] | None = None) -> int:
                               alpha=options['alpha'])
         except ValueError as error:
             parser.error(str(error))
-        write_text(args.out, json.dumps(plan, indent=2) + '\n')
+        write_text(args.out, json.dumps(plan if args.basis is None else dict(plan, basis=args.basis), indent=2) + '\n')
         print(f"stage {plan['stage']} ({plan['seeds']} seeds): {len(plan['decided'])} claims decided, "
               f"{len(plan['undecided'])} open; next: {plan['next'] or 'none, the design is done'}")
         return 0
     paths = aggregate(runs, args.out, PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0
+
+
+def read_runs(args: argparse.Namespace) -> tuple[Runs, dict]:
+    """The runs the options name, and the options stored with the records (when the records are read whole)."""
+    if args.reuse is not None:
+        reused = load_records(args.records, parse_reuse(args.reuse))
+        return (combine(load_runs(*args.run_files), reused) if args.run_files else reused), {}
+    if args.run_files:
+        return load_runs(*args.run_files), {}
+    if args.records is None:
+        return load_runs(args.runs or 'results/runs', args.experiments or 'results/experiments'), {}
+    return load_records(args.records), load_options(args.records)
 
 
 if __name__ == '__main__':

@@ -14,7 +14,8 @@ import pandas as pd
 
 from agentrl.numerics import PROVENANCE_KEYS
 
-RUN_COLUMNS = ['kind', 'name', 'seed', 'path']
+RUN_COLUMNS = ['kind', 'name', 'seed', 'numerics_version', 'path']
+NUMERICS_BEFORE = 1  # the numerics version of a record whose provenance states none (agentrl/numerics.py)
 TABLES = ('iterations', 'epochs', 'minibatches', 'records')
 LABELS = ('table', 'row', 'metric')  # string columns of records.csv
 
@@ -22,7 +23,7 @@ LABELS = ('table', 'row', 'metric')  # string columns of records.csv
 @dataclass(frozen=True)
 class Runs:
     """Everything read from run directories, every frame sorted by (name, seed)."""
-    runs: pd.DataFrame  # one row per run: kind, name, seed, path
+    runs: pd.DataFrame  # one row per run: kind, name, seed, numerics_version, path
     configs: dict[str, dict]  # trainer cell -> its config without the seed
     summaries: pd.DataFrame  # name, seed, metric, value: numeric fields of the runs' summaries
     tables: dict[str, pd.DataFrame]  # CSV name -> rows of every run, name and seed first
@@ -77,7 +78,8 @@ def load_runs(*paths: Path | str) -> Runs:
             raise ValueError(f'{path / "run.json"} has no {", ".join(missing)} in its provenance: it was made without '
                              'the numeric settings of agentrl.numerics, so its numbers depend on its CPU; rerun it')
         name, seed = str(info['name']), int(info['seed'])
-        meta.append(dict(kind=info.get('kind', 'train'), name=name, seed=seed, path=str(path)))
+        meta.append(dict(kind=info.get('kind', 'train'), name=name, seed=seed, path=str(path),
+                         numerics_version=int(info['provenance']['numerics_version'])))
         if 'config' in info:
             configs.setdefault(name, {k: v for k, v in info['config'].items() if k != 'seed'})
         summaries += [dict(name=name, seed=seed, metric=k, value=float(v))
@@ -96,3 +98,20 @@ def load_runs(*paths: Path | str) -> Runs:
                 tables={k: pd.concat(v, ignore_index=True).sort_values(['name', 'seed'], kind='stable',
                                                                        ignore_index=True)
                         for k, v in tables.items() if v})
+
+
+def combine(first: Runs, second: Runs) -> Runs:
+    """Two disjoint sets of runs (run directories and records, say) as one, every frame sorted as load_runs sorts it;
+    a run in both is an error naming it."""
+    both = first.runs.merge(second.runs, on=['name', 'seed'])
+    if len(both):
+        raise ValueError(f'run {both["name"].iloc[0]} seed {both["seed"].iloc[0]} is read twice')
+    keys = ['name', 'seed']
+    tables = {name: pd.concat([t for t in (first.tables.get(name), second.tables.get(name)) if t is not None],
+                              ignore_index=True).sort_values(keys, kind='stable', ignore_index=True)
+              for name in TABLES if name in first.tables or name in second.tables}
+    return Runs(runs=pd.concat([first.runs, second.runs], ignore_index=True).sort_values(keys, ignore_index=True),
+                configs=dict(sorted({**second.configs, **first.configs}.items())),
+                summaries=pd.concat([first.summaries, second.summaries], ignore_index=True).sort_values(
+                    [*keys, 'metric'], ignore_index=True),
+                tables=tables)

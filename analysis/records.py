@@ -1,8 +1,9 @@
 """The published run records (results/records/): everything the analysis reads from run directories, in
 Parquet, read back as the same Runs.
 
-    runs.parquet         kind, name, seed, config: one row per run; config is the JSON of a trainer cell's
-                         configuration without its seed ('' for an experiment)
+    runs.parquet         kind, name, seed, config, numerics_version: one row per run; config is the JSON of a
+                         trainer cell's configuration without its seed ('' for an experiment); numerics_version
+                         the version of the numerics that made it (agentrl/numerics.py; absent: 1)
     summaries.parquet    name, seed, metric, value: the numeric fields of every run's summary
     <table>.parquet      iterations, epochs, minibatches, records: the CSVs of every run, name and seed first
     aggregate.json       the options the aggregation ran with (baseline, method, ...), so that
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 
 from agentrl.files import write_folder
 
-from .load import TABLES, Runs
+from .load import NUMERICS_BEFORE, RUN_COLUMNS, TABLES, Runs
 
 RUNS, SUMMARIES, OPTIONS = 'runs', 'summaries', 'aggregate.json'
 ZSTD_LEVEL = 19
@@ -42,9 +43,10 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def run_rows(runs: Runs) -> pd.DataFrame:
-    """One row per run: kind, name, seed and its cell's configuration as JSON ('' for experiments)."""
+    """One row per run: kind, name, seed, its cell's configuration as JSON ('' for experiments), numerics version."""
     config = runs.runs['name'].map(lambda name: json.dumps(runs.configs[name]) if name in runs.configs else '')
-    return runs.runs[['kind', 'name', 'seed']].assign(config=config.astype(str))
+    return runs.runs[['kind', 'name', 'seed']].assign(config=config.astype(str),
+                                                     numerics_version=runs.runs['numerics_version'])
 
 
 def write_records(runs: Runs, folder: Path | str, options: dict | None = None) -> list[Path]:
@@ -73,20 +75,37 @@ def load_options(folder: Path | str) -> dict:
         raise ValueError(f'{path} is not valid JSON: {error}') from None
 
 
-def load_records(folder: Path | str) -> Runs:
-    """The Runs that write_records wrote to folder; a run's path is the folder."""
+def run_table(folder: Path | str) -> pd.DataFrame:
+    """runs.parquet of the records in folder: kind, name, seed, config, numerics_version (absent: version 1)."""
+    runs = read(Path(folder) / f'{RUNS}.parquet')
+    return runs if 'numerics_version' in runs else runs.assign(numerics_version=NUMERICS_BEFORE)
+
+
+def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) -> Runs:
+    """The Runs that write_records wrote to folder (reuse: only these seeds of these names, each of which the records
+    must hold); a run's path is the folder."""
     folder = Path(folder)
     for name in (RUNS, SUMMARIES):
         if not (folder / f'{name}.parquet').is_file():
             raise ValueError(f'{folder} holds no {name}.parquet: not a run-records folder '
                              '(python -m analysis aggregate writes one under its --out)')
-    runs = read(folder / f'{RUNS}.parquet')
+    runs = run_table(folder)
+    tables = {name: read(folder / f'{name}.parquet') for name in TABLES if (folder / f'{name}.parquet').is_file()}
+    summaries = read(folder / f'{SUMMARIES}.parquet')
+    if reuse is not None:
+        wanted = pd.MultiIndex.from_tuples([(name, seed) for name, seeds in reuse.items() for seed in seeds],
+                                           names=['name', 'seed'])
+        missing = wanted.difference(pd.MultiIndex.from_frame(runs[['name', 'seed']]))
+        if len(missing):
+            raise ValueError(f'{folder} holds no run {missing[0][0]} seed {missing[0][1]}')
+        runs, summaries = (frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(wanted)].reset_index(drop=True)
+                           for frame in (runs, summaries))
+        tables = {name: frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(wanted)].reset_index(drop=True)
+                  for name, frame in tables.items()}
+        tables = {name: frame for name, frame in tables.items() if len(frame)}
     configs = {name: json.loads(config) for name, config in zip(runs['name'], runs['config']) if config}
-    return Runs(runs=runs.drop(columns='config').assign(path=str(folder)),
-                configs=dict(sorted(configs.items())),
-                summaries=read(folder / f'{SUMMARIES}.parquet'),
-                tables={name: read(folder / f'{name}.parquet') for name in TABLES
-                        if (folder / f'{name}.parquet').is_file()})
+    return Runs(runs=runs.drop(columns='config').assign(path=str(folder))[list(RUN_COLUMNS)],
+                configs=dict(sorted(configs.items())), summaries=summaries, tables=tables)
 
 
 def claim_samples(inputs: pd.DataFrame, claim: dict) -> list[pd.Series]:
@@ -95,3 +114,17 @@ def claim_samples(inputs: pd.DataFrame, claim: dict) -> list[pd.Series]:
     rows = inputs[inputs['id'] == claim['id']]
     return [rows[rows['input'] == i].set_index('seed')['value'].astype(float).sort_index()
             for i in range(len(claim['inputs']))]
+
+
+def parse_reuse(specs: list[str]) -> dict[str, list[int]]:
+    """`--reuse NAME:SEED,SEED...` options as name -> seeds; a malformed one is an error naming it."""
+    reuse = {}
+    for spec in specs:
+        name, _, seeds = spec.rpartition(':')
+        try:
+            reuse[name] = [int(seed) for seed in seeds.split(',')]
+        except ValueError:
+            name = ''
+        if not name:
+            raise ValueError(f'--reuse {spec}: expected NAME:SEED,SEED,...')
+    return reuse

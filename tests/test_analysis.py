@@ -176,7 +176,8 @@ def test_load_reads_configs_summaries_and_tables(runs):
     records = runs.table('records')
     assert set(records.loc[records['table'] == 'T2', 'row']) == {'0-8', '8-16', '16-64'}
     assert records['value'].dtype == float and records['row'].map(type).eq(str).all()
-    assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'path']
+    assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'numerics_version', 'path']
+    assert set(runs.runs['numerics_version']) == {1}  # their provenance states no numerics version
     assert runs.summaries[runs.summaries['metric'] == 'diverged']['value'].eq(0.0).all()
 
 

@@ -1,5 +1,7 @@
 """Same numbers on any x86-64 machine with AVX2: runs are bit-identical whatever the caller's environment asks
-for, and differ where the numeric settings are defeated (so these tests can fail)."""
+for, and differ where the numeric settings are defeated (so these tests can fail). The numerics version: a golden
+run's digest is pinned with it (agentrl/numerics_golden.json), so numbers that move without a new version fail here,
+and a new version without a new pinned digest too."""
 import json
 import os
 import subprocess
@@ -10,7 +12,9 @@ import pytest
 import torch
 
 from agentrl import numerics
-from tests.comparable import comparable_csv, comparable_run
+from agentrl.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability, golden_run, pinned,
+                            run_digest)
+from agentrl.numerics import NUMERICS_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(numerics.outside_guarantee() is not None,
@@ -64,6 +68,9 @@ import torch
 torch.ones(2, 2) @ torch.ones(2, 2)  # a computation before agentrl: the caller's code paths are now fixed
 import agentrl as arl
 from agentrl import numerics
+from agentrl.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability, golden_run, pinned,
+                            run_digest)
+from agentrl.numerics import NUMERICS_VERSION
 tok = arl.build_tokenizer(arl.make_tasks('all'))
 base = arl.make_base_agent(tok)
 from agentrl.sampler import sample_tasks
@@ -116,3 +123,37 @@ def test_importing_agentrl_numerics_imports_no_torch():
     code = 'import sys, agentrl.numerics, agentrl; print("torch" in sys.modules)'
     out = subprocess.run([sys.executable, '-c', code], check=True, cwd=REPO, text=True, capture_output=True)
     assert out.stdout.strip() == 'False'
+
+
+REGENERATE = 'OMP_NUM_THREADS=1 python -m agentrl.golden --write'
+
+
+def test_the_golden_digest_is_pinned_for_the_declared_numerics_version():
+    golden = pinned()
+    assert (golden['config'], golden['seed']) == (CONFIG, SEED), f'the golden run changed: pin it again ({REGENERATE})'
+    assert golden['numerics_version'] == NUMERICS_VERSION, (
+        f'NUMERICS_VERSION is {NUMERICS_VERSION}, {GOLDEN_FILE.name} pins version {golden["numerics_version"]}: '
+        f'pin the new numbers with {REGENERATE}')
+
+
+def test_the_golden_runs_numbers_are_those_of_the_declared_numerics_version(tmp_path):
+    golden = pinned()
+    if cpu_capability() != golden['cpu_capability']:
+        pytest.skip(f'torch dispatches to {cpu_capability()} here, the golden digest was pinned on '
+                    f'{golden["cpu_capability"]}: numbers are the same only on the same code path')
+    assert run_digest(golden_run(tmp_path)) == golden['digest'], (
+        f'the golden run\'s numbers moved under numerics version {NUMERICS_VERSION}: a change that moves numbers '
+        f'bumps NUMERICS_VERSION (agentrl/numerics.py), then {REGENERATE}')
+
+
+def test_the_digest_sees_every_number_and_no_wall_time(tmp_path):
+    run = tmp_path / 'run'
+    run.mkdir()
+    (run / 'run.json').write_text('{"summary": {"pass_train": 0.5, "wall_s": 1.0}, "provenance": {"host": "a"}}')
+    (run / 'iterations.csv').write_text('iteration,kl,wall_s\n1,0.01,2.5\n')
+    first = run_digest(run)
+    (run / 'run.json').write_text('{"summary": {"pass_train": 0.5, "wall_s": 9.0}, "provenance": {"host": "b"}}')
+    (run / 'iterations.csv').write_text('iteration,kl,wall_s\n1,0.01,7.5\n')
+    assert run_digest(run) == first
+    (run / 'iterations.csv').write_text('iteration,kl,wall_s\n1,0.010000001,7.5\n')
+    assert run_digest(run) != first

@@ -14,8 +14,9 @@ from test_workflow import REPO, TEST_RESULTS, environment, snakemake, succeeded
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
-from analysis.load import load_runs
-from analysis.records import claim_samples, load_options, load_records, write_records
+from agentrl.files import write_folder
+from analysis.load import combine, load_runs
+from analysis.records import claim_samples, load_options, load_records, parse_reuse, write_records
 from analysis.verdicts import decide
 
 STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
@@ -67,9 +68,29 @@ def test_records_hold_the_runs_exactly(design):
     assert len(read.tables['minibatches']) > len(read.tables['epochs']) > 0  # per-minibatch rows are all kept
 
 
+def test_runs_read_partly_from_the_records_are_the_runs_read_from_their_directories(design):
+    """What the workflow reads when the records hold some runs (--reuse) and run directories the others."""
+    read = load_runs(design / 'runs', design / 'experiments')
+    reuse = parse_reuse(['baseline:0,2', 'clip_gradients:1'])
+    files = [p for p in sorted(design.glob('*/*/seed~*/run.json'))
+             if int(p.parent.name.split('~')[1]) not in reuse.get(p.parent.parent.name, [])]
+    both = combine(load_runs(*files), load_records(design / 'records', reuse))
+    pd.testing.assert_frame_equal(both.runs.drop(columns='path'), read.runs.drop(columns='path'))
+    pd.testing.assert_frame_equal(both.summaries, read.summaries)
+    for name, frame in read.tables.items():
+        pd.testing.assert_frame_equal(both.tables[name].reset_index(drop=True), frame, check_exact=True)
+    assert both.configs == read.configs
+    with pytest.raises(ValueError, match='holds no run baseline seed 7'):
+        load_records(design / 'records', {'baseline': [0, 7]})
+    with pytest.raises(ValueError, match='run baseline seed 0 is read twice'):
+        combine(read, load_records(design / 'records', {'baseline': [0]}))
+    with pytest.raises(ValueError, match='--reuse baseline: expected NAME:SEED,SEED'):
+        parse_reuse(['baseline'])
+
+
 def test_records_store_the_aggregations_options(design):
     options = load_options(design / 'records')
-    assert options['baseline'].startswith('algo~ppo_lam~1_epochs~2_mb~2') and options['method'] == 't'
+    assert options['baseline'] == 'baseline' and options['method'] == 't'
     assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'looks', 'max_seeds'}
     assert (options['looks'], options['max_seeds']) == ([2, 3], 3)  # the test design's two stages
 
@@ -110,6 +131,11 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
 def test_records_replace_other_run_sources(design, tmp_path):
     both = analysis_cli('aggregate', '--records', design / 'records', '--runs', design / 'runs', '--out', tmp_path)
     assert both.returncode != 0 and 'not runs and records' in both.stderr
+    files = analysis_cli('aggregate', '--records', design / 'records', '--run-files', design / 'runs' / 'baseline' /
+                         'seed~0' / 'run.json', '--out', tmp_path)
+    assert files.returncode != 0 and 'not run_files and records' in files.stderr  # which runs from which: --reuse
+    alone = analysis_cli('aggregate', '--reuse', 'baseline:0', '--out', tmp_path)
+    assert alone.returncode != 0 and 'not reuse' in alone.stderr
     empty = analysis_cli('aggregate', '--records', tmp_path, '--out', tmp_path / 'out')
     assert empty.returncode != 0 and f'{tmp_path} holds no runs.parquet' in empty.stderr
     assert not (tmp_path / 'out').exists()

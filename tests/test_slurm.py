@@ -46,7 +46,7 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
-from comparable import comparable_csv, comparable_run
+from agentrl.golden import comparable_csv, comparable_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / 'workflow' / 'scripts' / 'slurm_localhost.sh'
@@ -355,7 +355,7 @@ def test_every_job_ran_in_a_completed_slurm_job_grouped_by_seed(runs):
             assert len({seed_of(step.output) for step in job.steps}) == 1, job.steps
             trains = [step.output for step in job.steps if step.rule == 'train']
             if 'warm_critic' in rules:
-                assert job.steps[0].rule == 'warm_critic' and all('/algo~ppo' in t for t in trains), job.steps
+                assert job.steps[0].rule == 'warm_critic' and not any('/algo~reinforce/' in t for t in trains), job.steps
             else:
                 assert len(job.steps) == 1 and '/algo~reinforce/' in trains[0], job.steps
         else:
@@ -366,7 +366,7 @@ def test_every_job_ran_in_a_completed_slurm_job_grouped_by_seed(runs):
         assert job.record['memory'] == f'{max(step.mem_mb for step in job.steps)}M', job.record
     # every PPO run shares the SLURM job of its seed's critic: fewer SLURM jobs than grouped jobs
     for output, (rule, _) in expected.items():
-        if rule == 'train' and '/algo~ppo' in output:
+        if rule == 'train' and '/algo~reinforce/' not in output:
             assert finished_in[output] is finished_in[str(TEST_RESULTS / 'critics' / f'seed~{seed_of(output)}.pt')]
     grouped = [output for output, (rule, _) in expected.items() if rule in ('warm_critic', 'train')]
     group_jobs = {finished_in[output].id for output in grouped}

@@ -4,7 +4,7 @@ import math
 import pytest
 
 import agentrl as arl
-from comparable import comparable_csv, comparable_run
+from agentrl.golden import comparable_csv, comparable_run
 from agentrl.cli import main
 from agentrl.config import TrainConfig
 from agentrl.critic_store import load_critic, save_critic

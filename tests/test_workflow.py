@@ -20,17 +20,20 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
-from comparable import comparable_csv, comparable_run
+from agentrl.golden import comparable_csv, comparable_run
 from snakemake.utils import validate
 
-from workflow.design import AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types, seed_plan
+from agentrl.numerics import NUMERICS_VERSION
+from workflow.design import (AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types,
+                             load_design, seed_plan)
+from workflow.state import basis, basis_file
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
-BASELINE_CELL = 'algo~ppo_lam~1_epochs~2_mb~2_clip_high~0.2_vclip~0.2_kl~none_lr~0.001_klpen~none'
-TEST_CELLS = [BASELINE_CELL, BASELINE_CELL.replace('lam~1', 'lam~0.95'), 'algo~reinforce']
+BASELINE_CELL = 'baseline'
+TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algo~reinforce']
 
 
 def environment() -> dict:
@@ -67,6 +70,12 @@ def dry_run_jobs(workdir: Path, *args, config: Path = TEST_CONFIG) -> list[tuple
     return sorted(jobs + [('all', '')] * rules.count('all'))
 
 
+def looks_basis(config: Path) -> str:
+    """The basis file of a design's looks (workflow/state.py), as the workflow names it."""
+    design = load_design(config)
+    return basis_file(design['results_dir'], basis(design, NUMERICS_VERSION))
+
+
 def write_config(path: Path, **changes) -> Path:
     """The test config with top-level keys replaced (a key given None is removed)."""
     config = yaml.safe_load(TEST_CONFIG.read_text())
@@ -91,10 +100,10 @@ def test_default_dry_run_plans_the_first_stage_and_prints_it(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     plan = seed_plan(config)
     cells, seeds, experiments = len(expand_design(config)), plan.looks[0], len(config['experiments'])
-    # the first stage: trainer runs, experiment runs, base agent, one config file per cell, PPO's critic (its
-    # config file and one warmed critic per seed), and the look after it; the aggregation and all wait for the
-    # looks (their inputs are known once the last look is)
-    expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1
+    # from nothing (no records in the working directory), the first stage: trainer runs, experiment runs, base agent,
+    # one config file per cell, PPO's critic (its config file and one warmed critic per seed), the looks' basis and
+    # the look after it; the aggregation and all wait for the looks (their inputs are known once the last look is)
+    expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1 + 1
     assert (cells, seeds, experiments, plan.looks, plan.step) == (22, 10, 6, (10, 15, 20, 25, 30, 35, 40), 5)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
@@ -121,19 +130,17 @@ def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none
     for line in trains:
         seed = re.search(r'--seed (\d+)', line).group(1)
         critic = f"--critic '{TEST_RESULTS}/critics/seed~{seed}.pt'"
-        assert (critic in line) == ('algo~ppo' in line) and ('--critic' in line) == ('algo~ppo' in line), line
+        ppo = 'algo~reinforce' not in line
+        assert (critic in line) == ppo and ('--critic' in line) == ppo, line
     warms = re.findall(r'python -m agentrl warm-critic .*$', out, flags=re.M)
     assert sorted(re.search(r'--seed (\d+)', line).group(1) for line in warms) == ['0', '1']
 
 
-def test_default_cell_paths_are_canonical(tmp_path):
+def test_default_cell_paths_name_where_the_cell_differs_from_the_baseline(tmp_path):
     outputs = {output for _, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG)}
-    tail = 'vclip~0.2_kl~none_lr~0.001_klpen~none'
-    assert f'results/runs/algo~ppo_lam~0.95_epochs~4_mb~4_clip_high~0.2_{tail}/seed~3/run.json' in outputs
-    assert f'results/runs/algo~ppo_lam~1_epochs~8_mb~8_clip_high~0.2_{tail}/seed~9/run.json' in outputs
-    assert 'results/runs/algo~ppo_lam~1_epochs~4_mb~4_clip_high~0.2_vclip~0.2_kl~none_lr~0.0005_klpen~none/seed~0/run.json' in outputs
-    assert 'results/runs/algo~ppo_lam~1_epochs~4_mb~4_clip_high~0.2_vclip~0.2_kl~none_lr~0.001_klpen~1/seed~0/run.json' in outputs
-    assert 'results/runs/algo~reinforce/seed~0/run.json' in outputs
+    for run in ('baseline/seed~0', 'lam~0.95/seed~3', 'epochs~8_mb~8/seed~9', 'lr~0.0005/seed~0', 'klpen~1/seed~0',
+                'vclip~none/seed~0', 'algo~reinforce/seed~0'):
+        assert f'results/runs/{run}/run.json' in outputs, run
     assert 'results/experiments/staleness/seed~9/run.json' in outputs
 
 
@@ -154,8 +161,8 @@ def test_a_design_file_is_the_whole_design_from_a_clones_root(tmp_path):
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     # the first stage: 3 cells x 2 seeds, 1 experiment x 2 seeds, 3 cell configs, base agent, critic config,
-    # 2 warmed critics, its look; aggregation, all
-    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (18, 6, 2), out
+    # 2 warmed critics, the looks' basis, its look; aggregation, all
+    assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (19, 6, 2), out
 
 
 def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.CompletedProcess:
@@ -189,8 +196,7 @@ def test_a_job_whose_design_is_not_its_parents_stops_naming_the_difference(tmp_p
 @pytest.mark.parametrize('changes, words', [
     (dict(seed=[0]), ["'seed' was unexpected"]),
     (dict(trainer=dict(iteration=2, iterations=2, episodes_per_iteration=16)), ["'iteration' was unexpected"]),
-    (dict(baseline=dict(algorithm='ppo', lam=1.0, epochs=0, minibatches=2, clip_high=0.2, value_clip=0.2,
-                        target_kl=None, lr=1e-3, kl_penalty=None)),
+    (dict(baseline=dict(yaml.safe_load(TEST_CONFIG.read_text())['baseline'], epochs=0)),
      ['0 is less than the minimum of 1', "['baseline']['epochs']"]),
     (dict(sweeps={'lam': [0.95, 1.5]}), ['1.5 is greater than the maximum of 1', "['sweeps']['lam']"]),
     (dict(sweeps={'lambda': [0.95]}), ["'lambda' was unexpected"]),
@@ -398,16 +404,23 @@ def test_rerun_after_a_complete_run_does_nothing(parallel):
     assert 'Nothing to be done' in out, out[-3000:]
 
 
-def test_a_removed_run_reruns_only_it_the_looks_after_it_and_the_aggregation(parallel, tmp_path):
+def test_a_removed_run_is_read_from_the_records_and_one_they_lack_reruns(parallel, tmp_path):
+    """Records are the state: a removed run directory the records hold is not rerun (its looks and the aggregation
+    are, reading it from the records); removed from the records too, it reruns with the looks after it."""
     work = copy_workdir(parallel, tmp_path / 'work')
     shutil.rmtree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1')
-    assert dry_run_jobs(work) == [('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
-                                  ('stage', f'{TEST_RESULTS}/stages/stage~1.json'),
-                                  ('stage', f'{TEST_RESULTS}/stages/stage~2.json'),
-                                  ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]
+    train = ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')
+    planned = dry_run_jobs(work)  # the look after stage 2 waits for the first (a checkpoint): the run remakes both
+    assert ('stage', f'{TEST_RESULTS}/stages/stage~1.json') in planned and ('aggregate', f'{TEST_RESULTS}/claims.md') \
+        in planned and not [job for job in planned if job[0] in ('train', 'experiment')]
+    looks = [f'{TEST_RESULTS}/stages/stage~1.json', f'{TEST_RESULTS}/stages/stage~2.json']
     out = succeeded(snakemake(work, '--cores', 2))
-    assert re.findall(r'^(?:local)?checkpoint stage:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
-        f'{TEST_RESULTS}/stages/stage~1.json', f'{TEST_RESULTS}/stages/stage~2.json']
+    assert re.findall(r'^(?:local)?checkpoint stage:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == looks
+    assert not re.findall(r'^(?:local)?rule train:', out, flags=re.M)
+    shutil.rmtree(work / TEST_RESULTS / 'records')
+    assert [job for job in dry_run_jobs(work) if job[0] == 'train'] == [train]
+    out = succeeded(snakemake(work, '--cores', 2))
+    assert re.findall(r'^(?:local)?checkpoint stage:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == looks
     assert len(re.findall(r'^(?:local)?rule train:', out, flags=re.M)) == 1
 
 
@@ -419,8 +432,9 @@ def test_a_dry_run_prints_the_next_stages_plan_before_any_job(parallel, tmp_path
     for cell in plan['sources']:
         shutil.rmtree(work / TEST_RESULTS / 'runs' / cell / 'seed~2')
     (work / TEST_RESULTS / 'stages' / 'stage~2.json').unlink()
+    shutil.rmtree(work / TEST_RESULTS / 'records')  # or the records give the removed runs
     out = succeeded(snakemake(work, '--dry-run'))
-    assert 'stage 2 of at most 2: 3 cells and 0 experiments to 3 seeds, 3 runs added' in out, out[-3000:]
+    assert 'stage 2 of at most 2: 3 cells and 0 experiments to 3 seeds, 3 runs added, 3 to make' in out, out[-3000:]
     assert dry_run_jobs(work) == [('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
                                   ('stage', f'{TEST_RESULTS}/stages/stage~2.json')] + [
         ('train', f'{TEST_RESULTS}/runs/{cell}/seed~2/run.json') for cell in sorted(TEST_CELLS)]
@@ -443,7 +457,7 @@ def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
     config = yaml.safe_load(TEST_CONFIG.read_text())
     faster = write_config(tmp_path / 'lr.yaml', algorithms={'reinforce': {'lr': 3e-3}})
     assert dry_run_jobs(parallel, config=faster) == [
-        ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''),
+        ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''), ('basis', looks_basis(faster)),
         ('cell_config', f'{TEST_RESULTS}/configs/algo~reinforce.json'),
         ('stage', f'{TEST_RESULTS}/stages/stage~1.json'),
         ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~0/run.json'),
@@ -458,6 +472,7 @@ def test_a_stage_killed_half_way_leaves_no_run_and_the_next_invocation_finishes_
     work = copy_workdir(parallel, tmp_path / 'work')
     run = work / TEST_RESULTS / 'runs' / BASELINE_CELL / 'seed~2'
     log = work / TEST_RESULTS / 'logs' / 'runs' / BASELINE_CELL / 'seed~2.log'
+    shutil.rmtree(work / TEST_RESULTS / 'records')  # or the records give the run
     shutil.rmtree(run)
     log.unlink()
     with open(tmp_path / 'snakemake.out', 'w') as out:

@@ -3,8 +3,9 @@
 One place per axis. An axis is declared once, in AXES, under its TrainConfig field name (the one name
 the config, the cell files, the claims and the figures use); its values are checked by the JSON schema
 fragment declared with it, from which the config schema's axis sections (`$defs/axes`, `baseline`,
-`$defs/levels`) are generated. Adding an axis touches this file, TrainConfig if the trainer lacks the
-field, and the config that varies it.
+`$defs/levels`) are generated. A cell is named by the axes where it differs from the baseline, so an axis
+added at its baseline level renames no cell. Adding an axis touches this file, TrainConfig if the trainer
+lacks the field, and the config that varies it.
 
 Pure Python (PyYAML, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it imports
 neither torch nor pandas.
@@ -26,6 +27,7 @@ from agentrl.algorithms import ALGORITHMS
 
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
+BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
 
 
 class DesignError(ValueError):
@@ -156,11 +158,14 @@ def design_points(config: dict) -> list[dict]:
 
 
 def make_cell(point: dict, config: dict) -> Cell:
-    """The cell of a design point: axes of its algorithm in AXES order, `trainer` and `algorithms` constants."""
+    """The cell of a design point: axes of its algorithm in AXES order, `trainer` and `algorithms` constants; named
+    by the axes where it differs from the design's baseline (`lam~0.95`, `epochs~8_mb~8`), the baseline `baseline`."""
     algorithm = point['algorithm']
     applies = [name for name, axis in AXES.items() if algorithm in axis.algorithms and name in point]
     levels = {name: canonical(AXES[name].schema, point[name]) for name in applies}
-    label = '_'.join(f'{AXES[name].label}~{text(levels[name])}' for name in applies)
+    baseline = {name: canonical(AXES[name].schema, value) for name, value in config['baseline'].items()}
+    label = '_'.join(f'{AXES[name].label}~{text(levels[name])}' for name in applies
+                     if name not in baseline or levels[name] != baseline[name]) or BASELINE
     constants = {**config.get('trainer', {}), **config.get('algorithms', {}).get(algorithm, {})}
     constants = {name: canonical(field_schema(name), value) for name, value in constants.items()}
     return Cell(label, dict(sorted({**constants, **levels}.items())), levels)

@@ -1,13 +1,27 @@
 # The aggregation: every run and experiment of the design -> tables, figures, the claims ledger (with its figure
 # and one figure per claim), the results index and the run records that rebuild them all (`python -m analysis
-# aggregate`). It reads exactly its inputs (--run-files): a stale run of a cell or seed outside the design is not
-# read. In a sequential design it comes after the last stage (rules/stages.smk) and replays the design's looks.
+# aggregate`). It reads exactly the design's runs (--run-files, and --reuse of the published records): a stale run
+# of a cell or seed outside the design is not read. In a sequential design it comes after the last stage
+# (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
+
+
+# The basis of the looks and the aggregation (workflow/state.py): the design, the claims files and the numerics
+# version, its digest in the file's name; a new basis is a missing file, which remakes every look and the tables.
+rule basis:
+    output:
+        BASIS_FILE,
+    log:
+        f"{RESULTS}/logs/configs/basis.log",  # empty: the job writes one small file, in-process
+    localrule: True
+    run:
+        write_basis(output[0], BASIS)
 
 
 rule aggregate:
     input:
-        runs=final_runs,
+        runs=final_files,
         looks=final_look,
+        basis=BASIS_FILE,
     output:
         claims=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         index=report(f"{RESULTS}/README.md", caption="../report/index.rst", category="Claims"),
@@ -32,9 +46,11 @@ rule aggregate:
             category="Claim figures",
             labels={"claim": "{claim}"},
         ),
-        records=directory(f"{RESULTS}/records"),
+    # not an output: RESULTS/records, the state every invocation starts from (Snakemake would delete an output
+    # before the job that reads it); the aggregation rewrites it atomically, from the runs it read
     params:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
+        runs=lambda wildcards: final_runs()[1],
         baseline=BASELINE,
         looks=final_looks,
     log:
@@ -48,5 +64,5 @@ rule aggregate:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis aggregate --run-files {input.runs:q}"
+        "OMP_NUM_THREADS=1 python -m analysis aggregate {params.runs}"
         " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"

@@ -5,6 +5,8 @@
 rule base_agent:
     output:
         f"{RESULTS}/base_agent.pt",
+    params:
+        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     log:
         f"{RESULTS}/logs/base_agent.log",
     benchmark:

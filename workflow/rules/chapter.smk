@@ -6,6 +6,8 @@ rule experiment:
         base=rules.base_agent.output[0],
     output:
         f"{RESULTS}/experiments/{{experiment}}/seed~{{seed}}/run.json",
+    params:
+        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     log:
         f"{RESULTS}/logs/experiments/{{experiment}}/seed~{{seed}}.log",
     benchmark:
@@ -24,5 +26,5 @@ rule experiment:
 
 rule all_experiments:
     input:
-        run_json(f"{RESULTS}/experiments", EXPERIMENTS),
+        stage1_runs(EXPERIMENTS),
     localrule: True

@@ -14,7 +14,9 @@ from snakemake.logging import logger
 
 from agentrl.algorithms import CRITIC_FIELDS  # the TrainConfig fields the critic's warm-up reads besides the seed
 from agentrl.files import write_text  # atomic: a temporary sibling, then a rename
+from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
+from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
 
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -58,12 +60,20 @@ check_parents_design(config)
 
 RESULTS = os.path.normpath(config["results_dir"])
 try:
-    CELLS = {name: cell.values for name, cell in expand_design(config).items()}
+    DESIGN = expand_design(config)
     PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a sequential design (rules/stages.smk)
 except DesignError as error:
     raise WorkflowError(str(error)) from None
+CELLS = {name: cell.values for name, cell in DESIGN.items()}
 BASELINE = baseline_name(config)
 EXPERIMENTS = config["experiments"]
+
+# The state the design continues from (workflow/state.py): the runs the published records hold for it, and the
+# basis of its looks (a changed design, claims file or numerics version is another basis: the looks are remade).
+RECORDS = f"{RESULTS}/records"
+PUBLISHED = published(record_rows(RECORDS), DESIGN, EXPERIMENTS, NUMERICS_VERSION)
+BASIS = basis(config, NUMERICS_VERSION)
+BASIS_FILE = basis_file(RESULTS, BASIS)
 
 wildcard_constraints:
     cell=r"[^/]+",
@@ -104,9 +114,23 @@ def train_runtime(wildcards):
     return max(5, math.ceil(3 * seconds / 60))
 
 
-def run_json(root, names, seeds=PLAN.seeds_at(1)):
-    """root/<name>/seed~<seed>/run.json for every name and seed (default: the first stage's seeds)."""
-    return [f"{root}/{name}/seed~{seed}/run.json" for name in names for seed in seeds]
+def run_path(name, seed):
+    """The run.json of a cell's or an experiment's run; a name of neither is an error naming it."""
+    if name not in CELLS and name not in EXPERIMENTS:
+        raise WorkflowError(f"{name} is not a cell or experiment of this design")
+    return f"{RESULTS}/{'runs' if name in CELLS else 'experiments'}/{name}/seed~{seed}/run.json"
+
+
+def runs_of(seeds):
+    """Where the runs of these names and seed counts (name -> n, the first n of the plan's seeds) are read from:
+    (run.json files: run directories here or runs to make, the records' runs as analysis options)."""
+    files, reused = split_runs({name: PLAN.seeds[:n] for name, n in seeds.items()}, run_path, PUBLISHED)
+    return files, sources_option(files, RECORDS, reused)
+
+
+def stage1_runs(names):
+    """The first stage's runs of these names that the records do not hold (the all_runs and all_experiments targets)."""
+    return runs_of({name: PLAN.looks[0] for name in names})[0]
 
 
 # --- PPO's warmed critic: one per seed, shared by the seed's PPO cells (rules/critic.smk) -----
@@ -131,3 +155,4 @@ def critic_input(wildcards):
 def critic_option(wildcards):
     """The train command's --critic option: the warmed critic of a PPO cell's seed; nothing for REINFORCE."""
     return " ".join(f"--critic {shlex.quote(path)}" for path in critic_input(wildcards))
+

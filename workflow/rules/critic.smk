@@ -20,6 +20,8 @@ rule warm_critic:
         base=rules.base_agent.output[0],
     output:
         f"{RESULTS}/critics/seed~{{seed}}.pt",
+    params:
+        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     log:
         f"{RESULTS}/logs/critics/seed~{{seed}}.log",
     benchmark:

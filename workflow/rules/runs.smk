@@ -24,6 +24,7 @@ rule train:
         f"{RESULTS}/runs/{{cell}}/seed~{{seed}}/run.json",
     params:
         critic=critic_option,
+        numerics=NUMERICS_VERSION,  # a new version of the numerics reruns every run
     log:
         f"{RESULTS}/logs/runs/{{cell}}/seed~{{seed}}.log",
     benchmark:
@@ -41,5 +42,5 @@ rule train:
 
 rule all_runs:
     input:
-        run_json(f"{RESULTS}/runs", CELLS),
+        stage1_runs(CELLS),
     localrule: True

@@ -6,16 +6,30 @@
 #
 # Every stage's inputs follow from the checkpoints before it, so a dry run plans up to the next stage not yet
 # looked at (and logs its plan), a finished design has nothing to do, and a stage killed half-way resumes.
+# A look reads the stage's runs from run directories and the published records (workflow/state.py), and belongs to
+# its basis (the design, the claims files, the numerics version): a new basis is a new basis file, which every look
+# and the aggregation take as input, so they are remade. A look of another basis is never read: until it is remade
+# the design ends at it (a dry run plans up to it), and Snakemake plans its dependents again once it is. A look of
+# this basis that names a cell or experiment the design does not have stops the workflow, naming it.
 
 import json
+
+from workflow.state import check_look, superseded
 
 PLANNED = set()  # stages whose plan was logged (input functions run more than once)
 
 
 def stage_plan(stage):
     """The plan the checkpoint of `stage` wrote: {seeds, sources} of the next stage, {} when the design is done."""
-    with open(checkpoints.stage.get(stage=stage).output[0]) as file:
-        return json.load(file)["next"]
+    path = checkpoints.stage.get(stage=stage).output[0]  # an existing look, even one about to be remade
+    with open(path) as file:
+        look = json.load(file)
+    if look.get("basis") != digest(BASIS) and superseded(path, BASIS_FILE):
+        return {}  # about to be remade, never read: its dependents are planned again once it is
+    try:
+        return check_look(look, path, digest(BASIS), [*CELLS, *EXPERIMENTS])
+    except ValueError as error:
+        raise WorkflowError(str(error)) from None
 
 
 def sources_at(stage):
@@ -29,15 +43,9 @@ def sources_at(stage):
     return seeds
 
 
-def runs_of(seeds):
-    """The run.json of every cell and experiment at its seeds."""
-    return [path for name, n in seeds.items()
-            for path in run_json(f"{RESULTS}/runs" if name in CELLS else f"{RESULTS}/experiments", [name],
-                                 PLAN.seeds[:n])]
-
-
 def stage_runs(wildcards):
-    """The runs the look after this stage reads; logs the stage's plan once (a dry run shows it)."""
+    """The runs the look after this stage reads: (run.json files, the analysis options that read them and the records'
+    runs); logs the stage's plan once (a dry run shows it)."""
     stage = int(wildcards.stage)
     if not 1 <= stage <= len(PLAN.looks):
         raise WorkflowError(f"stage {stage} is not a stage of this design: it has stages 1 to {len(PLAN.looks)}")
@@ -46,11 +54,19 @@ def stage_runs(wildcards):
     if stage not in PLANNED:
         PLANNED.add(stage)
         new = sum(seeds[name] - before.get(name, 0) for name in grown)
+        added = {name: PLAN.seeds[before.get(name, 0):seeds[name]] for name in grown}
+        made = [path for path in split_runs(added, run_path, PUBLISHED)[0] if not os.path.exists(path)]
         cells, experiments = [n for n in grown if n in CELLS], [n for n in grown if n not in CELLS]
         logger.info(f"stage {stage} of at most {len(PLAN.looks)}: {len(cells)} cells and {len(experiments)} "
-                    f"experiments to {PLAN.looks[stage - 1]} seeds, {new} runs added\n  cells: "
+                    f"experiments to {PLAN.looks[stage - 1]} seeds, {new} runs added, {len(made)} to make "
+                    "(the others are published or here)\n  cells: "
                     + (", ".join(cells) or "none") + "\n  experiments: " + (", ".join(experiments) or "none"))
     return runs_of(seeds)
+
+
+def stage_files(wildcards):
+    """The run.json files the look after this stage reads."""
+    return stage_runs(wildcards)[0]
 
 
 def stage_file(stage):
@@ -73,8 +89,14 @@ def final_stage():
 
 
 def final_runs(wildcards=None):
-    """Every run of the design, at the seeds its last stage gave each cell and experiment."""
+    """Every run of the design, at the seeds its last stage gave each cell and experiment: (run.json files, the analysis
+    options that read them and the records' runs)."""
     return runs_of(sources_at(final_stage()))
+
+
+def final_files(wildcards=None):
+    """The run.json files of final_runs (the aggregation's and rule all's inputs)."""
+    return final_runs()[0]
 
 
 def final_look(wildcards):
@@ -94,13 +116,16 @@ def final_looks(wildcards):
 
 checkpoint stage:
     input:
-        runs=stage_runs,
+        runs=stage_files,
         previous=previous_look,
+        basis=BASIS_FILE,
     output:
         stage_file("{stage}"),
     params:
+        runs=lambda wildcards: stage_runs(wildcards)[1],
         looks=lambda wildcards: looks_option(int(wildcards.stage)),
         baseline=BASELINE,
+        basis=digest(BASIS),
     log:
         f"{RESULTS}/logs/stages/stage~{{stage}}.log",
     benchmark:
@@ -109,5 +134,5 @@ checkpoint stage:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "OMP_NUM_THREADS=1 python -m analysis stage --run-files {input.runs:q} --baseline {params.baseline:q}"
+        "OMP_NUM_THREADS=1 python -m analysis stage {params.runs} --baseline {params.baseline:q} --basis {params.basis}"
         f" {{params.looks}} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"

@@ -1,0 +1,105 @@
+"""The golden run: a short trainer run whose digest is pinned next to the numerics version (numerics_golden.json).
+
+A run's numbers are its run.json without provenance and timing, and its CSV tables without wall-time columns and
+rows. tests/test_numerics.py reruns the golden run and fails when its digest moved while NUMERICS_VERSION did not,
+or when the version moved and the digest was not pinned again. After a change that moves the numbers: bump
+NUMERICS_VERSION (agentrl/numerics.py), then pin the new digest with
+
+    OMP_NUM_THREADS=1 python -m agentrl.golden --write
+
+(`python -m agentrl.golden` alone prints the digest and whether it matches). Imports no torch: the run is a
+subprocess, `python -m agentrl train`, as a workflow job runs it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .numerics import NUMERICS_VERSION
+
+GOLDEN_FILE = Path(__file__).with_name('numerics_golden.json')
+# the test design's PPO cell (config/test.yaml): critic warm-up, sampling, two epochs of two minibatches, evaluation
+CONFIG = dict(algorithm='ppo', iterations=2, episodes_per_iteration=16, epochs=2, minibatches=2,
+              critic_warmup_steps=5, critic_warmup_episodes_per_task=2, eval_episodes_per_task=2)
+SEED = 0
+TIMING = {'wall_s', 'sample_s'}  # wall-time fields and metrics: differ between any two runs
+
+
+def comparable_run(path: Path) -> dict:
+    """A run.json without its provenance and timing summary fields."""
+    run = json.loads(Path(path).read_text())
+    run.pop('provenance')
+    run['summary'] = {k: v for k, v in run['summary'].items() if k not in TIMING}
+    return run
+
+
+def comparable_csv(path: Path) -> list[list[str]]:
+    """A CSV's rows without wall-time columns, and without rows that summarise a wall time."""
+    rows = list(csv.reader(Path(path).open()))
+    if not rows:
+        return rows
+    keep = [i for i, name in enumerate(rows[0]) if name not in TIMING]
+    return [[row[i] for i in keep] for row in rows if not TIMING & set(row)]
+
+
+def run_digest(run: Path) -> str:
+    """SHA-256 of a run directory's numbers: comparable_run, then every CSV's comparable rows by file name."""
+    numbers = dict(run=comparable_run(run / 'run.json'),
+                   tables={p.name: comparable_csv(p) for p in sorted(run.glob('*.csv'))})
+    return hashlib.sha256(json.dumps(numbers, sort_keys=True).encode()).hexdigest()
+
+
+def golden_run(folder: Path) -> Path:
+    """Make the golden run under folder (one thread, the base agent from its cache); its run directory."""
+    config, out = folder / 'golden.json', folder / 'run'
+    config.write_text(json.dumps(CONFIG, sort_keys=True) + '\n')
+    done = subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED),
+                           '--out', str(out)], capture_output=True, text=True,
+                          env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    if done.returncode:
+        raise RuntimeError(f'the golden run failed:\n{done.stderr[-3000:]}')
+    return out
+
+
+def cpu_capability() -> str:
+    """The instruction set torch dispatches to here, once agentrl has set the numeric libraries' controls."""
+    code = 'import agentrl, torch; print(torch.backends.cpu.get_cpu_capability())'
+    return subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def pinned() -> dict:
+    """The pinned golden digest: {numerics_version, digest, config, seed, cpu_capability}."""
+    return json.loads(GOLDEN_FILE.read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the golden run's digest against the pinned one; --write pins it with the current NUMERICS_VERSION."""
+    parser = argparse.ArgumentParser(prog='python -m agentrl.golden', description=main.__doc__)
+    parser.add_argument('--write', action='store_true', help=f'pin the digest in {GOLDEN_FILE.name}')
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        digest = run_digest(golden_run(Path(folder)))
+    if args.write:
+        golden = dict(numerics_version=NUMERICS_VERSION, digest=digest, config=CONFIG, seed=SEED,
+                      cpu_capability=cpu_capability())
+        tmp = GOLDEN_FILE.with_name(f'.{GOLDEN_FILE.name}.tmp')  # then a rename: never half a file
+        tmp.write_text(json.dumps(golden, indent=2, sort_keys=True) + '\n')
+        os.replace(tmp, GOLDEN_FILE)
+        print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest}')
+        return 0
+    golden = pinned()
+    same = (golden['numerics_version'], golden['digest']) == (NUMERICS_VERSION, digest)
+    print(f'golden run digest {digest} at numerics version {NUMERICS_VERSION}; pinned {golden["digest"]} at version '
+          f'{golden["numerics_version"]}: {"the same" if same else "different"}')
+    return 0 if same else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Records are the state (issue 22): on a copy of the repository with the published results and no run directories,
+the workflow runs only what a change needs.
+
+The default design is planned (dry runs) against the published records, in a clone whose numerics version is the one
+the records were made with. The test design is run for real from a published state of its own: the test design run
+to its end in a clone, then everything but what the repository publishes (records, looks, tables, figures, ledger)
+removed. `-s` prints each case's jobs planned and wall time.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from checkout import copy_checkout
+from test_workflow import DEFAULT_CONFIG, TEST_CONFIG, TEST_RESULTS, environment
+
+from analysis.records import load_records, run_table
+
+PUBLISHED = ('records', 'stages', 'tables', 'figures', 'claims.md', 'README.md')  # what results/ holds in git
+RUN_RULES = ('train', 'experiment')
+
+
+def set_numerics(clone: Path, version: int) -> Path:
+    """The clone's declared numerics version (agentrl/numerics.py) set to version."""
+    path = clone / 'agentrl' / 'numerics.py'
+    path.write_text(re.sub(r'^NUMERICS_VERSION = \d+$', f'NUMERICS_VERSION = {version}', path.read_text(), flags=re.M))
+    return clone
+
+
+def records_version(results: Path) -> int:
+    """The numerics version the published records were made with (one for all)."""
+    versions = set(run_table(results / 'records')['numerics_version'])
+    assert len(versions) == 1, versions
+    return int(versions.pop())
+
+
+def snakemake(clone: Path, config: str, *args) -> tuple[subprocess.CompletedProcess, float]:
+    """Snakemake from the clone's root, as a user runs it: (the result, stdout and stderr together; wall seconds)."""
+    env = {**environment(), 'PYTHONPATH': str(clone)}
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, '-m', 'snakemake', '--profile', 'workflow/profiles/default',
+                             '--configfile', config, *args], cwd=clone, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=1200)
+    return result, time.perf_counter() - start
+
+
+def jobs(out: str) -> list[tuple[str, str]]:
+    """(rule, first output) of every job a Snakemake log lists, sorted."""
+    found = re.findall(r'^(?:local)?(?:rule|checkpoint) (\w+):\n(?:    .*\n)*?    output: ([^,\n]+)', out,
+                       flags=re.M)
+    return sorted(found + [('all', '')] * len(re.findall(r'^(?:local)?rule all:$', out, flags=re.M)))
+
+
+def planned(clone: Path, config: str, case: str) -> list[tuple[str, str]]:
+    """The jobs a dry run plans; prints the case's count and wall time."""
+    result, wall = snakemake(clone, config, '--dry-run')
+    assert result.returncode == 0, result.stdout[-6000:]
+    found = jobs(result.stdout)
+    print(f'\n{case}: dry run plans {len(found)} jobs ({sum(r in RUN_RULES for r, _ in found)} runs) in {wall:.1f} s')
+    return found
+
+
+def ran(clone: Path, config: str, case: str) -> list[tuple[str, str]]:
+    """The jobs a run executes; prints the case's count and wall time."""
+    result, wall = snakemake(clone, config, '--cores', '2')
+    assert result.returncode == 0, result.stdout[-6000:]
+    found = jobs(result.stdout)
+    print(f'\n{case}: ran {len(found)} jobs ({sum(r in RUN_RULES for r, _ in found)} runs) in {wall:.1f} s')
+    return found
+
+
+def runs_in(found: list[tuple[str, str]]) -> list[str]:
+    """The run outputs of a job list, as name/seed~k."""
+    return sorted(re.sub(r'^.*/(runs|experiments)/(.+)/run\.json$', r'\2', out)
+                  for rule, out in found if rule in RUN_RULES)
+
+
+def design_file(clone: Path, base: Path, name: str, **changes) -> str:
+    """A design in the clone: base with top-level keys replaced; its path relative to the clone."""
+    design = yaml.safe_load(base.read_text())
+    design.update(changes)
+    (clone / 'config' / name).write_text(yaml.safe_dump(design, sort_keys=False))
+    return f'config/{name}'
+
+
+LOOKS_AND_AGGREGATION = [('aggregate', 'results/claims.md'), ('all', ''), ('basis', 'BASIS'),
+                         ('stage', 'results/stages/stage~1.json')]
+
+
+def without_basis(found):
+    return [(rule, 'BASIS' if rule == 'basis' else out) for rule, out in found]
+
+
+# --- the default design, planned against the published records --------------------------------
+
+@pytest.fixture(scope='module')
+def default_clone(tmp_path_factory) -> Path:
+    """A clone at the records' numerics version whose looks and aggregation were remade (a fresh clone's first run)."""
+    clone = copy_checkout(tmp_path_factory.mktemp('default') / 'clone')
+    set_numerics(clone, records_version(clone / 'results'))
+    # the basis file is not published: the dry run plans the first look again, the run all seven, and no run
+    assert without_basis(planned(clone, 'config/config.yaml', 'a fresh clone')) == LOOKS_AND_AGGREGATION
+    found = ran(clone, 'config/config.yaml', 'a fresh clone, run')
+    assert [r for r, _ in found].count('stage') == 7 and not runs_in(found)
+    return clone
+
+
+def test_a_fresh_clone_trains_nothing_and_remakes_the_published_results_as_they_are(default_clone):
+    assert not (default_clone / 'results' / 'runs').exists()
+    repo = Path(__file__).resolve().parents[1] / 'results'
+    for path in sorted((repo / 'tables').glob('*')) + sorted((repo / 'records').glob('*')) + [repo / 'claims.md']:
+        assert (default_clone / 'results' / path.relative_to(repo)).read_bytes() == path.read_bytes(), path
+    for stage in range(1, 8):  # the same plans; the basis names this clone's numerics and claims
+        remade, published = (json.loads((root / 'stages' / f'stage~{stage}.json').read_text())
+                             for root in (default_clone / 'results', repo))
+        assert {**remade, 'basis': ''} == {**published, 'basis': ''}, stage
+    assert planned(default_clone, 'config/config.yaml', 'the default design, again') == []
+
+
+def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    path = design_file(default_clone, DEFAULT_CONFIG, 'new_level.yaml',
+                       sweeps={**config['sweeps'], 'lam': [1.0, 0.95, 0.9, 0.8]})
+    found = planned(default_clone, path, 'one new level (lam 0.8)')
+    assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(10))
+    support = sorted({rule for rule, _ in found} - set(RUN_RULES))
+    assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config', 'stage',
+                       'warm_critic']
+
+
+def test_one_level_removed_plans_no_run(default_clone):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    path = design_file(default_clone, DEFAULT_CONFIG, 'removed_level.yaml',
+                       sweeps={**config['sweeps'], 'epochs': [1, 2, 4, 8]})
+    assert without_basis(planned(default_clone, path, 'one level removed (epochs 16)')) == LOOKS_AND_AGGREGATION
+
+
+def test_a_changed_claim_plans_the_looks_and_the_aggregation(default_clone, tmp_path):
+    clone = shutil.copytree(default_clone, tmp_path / 'clone', symlinks=True)
+    claims = clone / 'analysis' / 'claims.yaml'
+    text = claims.read_text()
+    claims.write_text(text.replace('    about: 0.9\n', '    about: 0.8\n', 1))
+    assert claims.read_text() != text
+    assert without_basis(planned(clone, 'config/config.yaml', 'a changed claim')) == LOOKS_AND_AGGREGATION
+
+
+def test_a_new_numerics_version_plans_every_run_again(default_clone, tmp_path):
+    clone = set_numerics(shutil.copytree(default_clone, tmp_path / 'clone', symlinks=True),
+                         records_version(default_clone / 'results') + 1)
+    found = planned(clone, 'config/config.yaml', 'a numerics version bump')
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    names = sorted({out.split('/')[2] for rule, out in found if rule in RUN_RULES})
+    assert len(runs_in(found)) == 28 * 10 and len(names) == 22 + len(config['experiments'])  # all the first stage
+
+
+def test_a_look_naming_a_cell_outside_the_design_stops_the_workflow_with_that_name(default_clone, tmp_path):
+    clone = shutil.copytree(default_clone, tmp_path / 'clone', symlinks=True)
+    path = clone / 'results' / 'stages' / 'stage~1.json'
+    look = json.loads(path.read_text())
+    look['next']['sources'].append('lam~0.5')
+    path.write_text(json.dumps(look))
+    result, _ = snakemake(clone, 'config/config.yaml', '--dry-run')
+    assert result.returncode != 0
+    assert 'results/stages/stage~1.json names lam~0.5: not a cell or experiment of this design' in result.stdout, \
+        result.stdout[-3000:]
+
+
+# --- the test design, run from a published state of its own ------------------------------------
+
+@pytest.fixture(scope='module')
+def small_published(tmp_path_factory) -> Path:
+    """A clone where the test design ran to its end, then lost everything the repository does not publish."""
+    clone = copy_checkout(tmp_path_factory.mktemp('small') / 'clone')
+    result, _ = snakemake(clone, 'config/test.yaml', '--cores', '2')
+    assert result.returncode == 0, result.stdout[-6000:]
+    results = clone / TEST_RESULTS
+    for path in results.iterdir():
+        if path.name not in PUBLISHED:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    shutil.rmtree(clone / '.snakemake')
+    return clone
+
+
+@pytest.fixture
+def small(small_published, tmp_path) -> Path:
+    return shutil.copytree(small_published, tmp_path / 'clone', symlinks=True)
+
+
+def read_records(clone: Path):
+    return load_records(clone / TEST_RESULTS / 'records')
+
+
+def test_a_new_level_runs_only_that_cell_and_adds_it_to_the_tables(small):
+    before = read_records(small)
+    path = design_file(small, TEST_CONFIG, 'new_level.yaml', sweeps={'algorithm': ['reinforce'], 'lam': [0.95, 0.9]})
+    assert runs_in(planned(small, path, 'test design, one new level')) == ['lam~0.9/seed~0', 'lam~0.9/seed~1']
+    assert runs_in(ran(small, path, 'test design, one new level, run')) == [f'lam~0.9/seed~{s}' for s in range(3)]
+    after = read_records(small)
+    old = after.runs['name'] != 'lam~0.9'
+    pd.testing.assert_frame_equal(after.runs[old].reset_index(drop=True), before.runs)
+    pd.testing.assert_frame_equal(after.summaries[after.summaries['name'] != 'lam~0.9'].reset_index(drop=True),
+                                  before.summaries)
+    for name, frame in before.tables.items():
+        kept = after.tables[name][after.tables[name]['name'] != 'lam~0.9'].reset_index(drop=True)
+        pd.testing.assert_frame_equal(kept[frame.columns], frame, check_exact=True)
+    assert 'lam~0.9' in set(pd.read_csv(small / TEST_RESULTS / 'tables' / 'cells.csv')['cell'])
+    assert planned(small, path, 'test design, one new level, again') == []
+
+
+def test_a_removed_level_runs_nothing_and_its_claims_are_untested_saying_why(small):
+    path = design_file(small, TEST_CONFIG, 'removed_level.yaml', sweeps={'algorithm': ['reinforce']})
+    assert not runs_in(planned(small, path, 'test design, one level removed'))
+    assert not runs_in(ran(small, path, 'test design, one level removed, run'))
+    assert 'lam~0.95' not in set(pd.read_csv(small / TEST_RESULTS / 'tables' / 'cells.csv')['cell'])
+    claims = pd.read_csv(small / TEST_RESULTS / 'tables' / 'claims.csv').set_index('id')
+    row = claims.loc['heldout-below-train-lam095']
+    assert row['verdict'] == 'untested' and 'lam=0.95' in row['note'], row.to_dict()
+
+
+def test_an_added_claim_reruns_the_looks_and_only_the_runs_its_looks_ask_for(small):
+    claims = small / 'analysis' / 'claims.yaml'
+    claims.write_text(claims.read_text() + '''  - id: added-clip-frac
+    claim: An added claim that reads the clipped loss's records, which the published looks did not extend.
+    source: T4 (8.2)
+    kind: about
+    about: 0.33
+    scale: logit
+    test: t
+    rationale: a test
+    inputs: [{table: T4, row: A=+1, metric: clip_frac}]
+''')
+    assert not runs_in(planned(small, 'config/test.yaml', 'test design, an added claim'))
+    assert runs_in(ran(small, 'config/test.yaml', 'test design, an added claim, run')) == ['clip_gradients/seed~2']
+    assert 'added-clip-frac' in set(pd.read_csv(small / TEST_RESULTS / 'tables' / 'claims.csv')['id'])
+
+
+def test_a_new_numerics_version_runs_the_test_design_again(small):
+    version = int(re.search(r'^NUMERICS_VERSION = (\d+)$', (small / 'agentrl' / 'numerics.py').read_text(),
+                            flags=re.M).group(1))
+    set_numerics(small, version + 1)
+    found = runs_in(planned(small, 'config/test.yaml', 'test design, a numerics version bump'))
+    assert found == sorted(f'{name}/seed~{seed}' for name in ('algo~reinforce', 'baseline', 'lam~0.95',
+                                                               'clip_gradients') for seed in (0, 1))
+
+
+def test_more_seeds_run_only_the_new_seeds_the_open_claims_ask_for(small):
+    held = {f'{row.name}/seed~{row.seed}' for row in read_records(small).runs.itertuples()}
+    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4})
+    assert not runs_in(planned(small, path, 'test design, seeds up to 4'))  # the looks are remade first
+    found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
+    assert found and not set(found) & held and any(run.endswith('seed~3') for run in found), found

@@ -1,0 +1,88 @@
+"""The state a design continues from (workflow/state.py): which published runs it reuses, where each run is read from,
+and the basis its looks belong to."""
+import json
+import os
+import shlex
+
+import pytest
+import yaml
+from test_design import DESIGN
+
+from workflow.design import expand_design
+from workflow.state import (basis, basis_file, check_look, digest, published, sources_option, split_runs, superseded,
+                            write_basis)
+
+CELLS = expand_design(DESIGN)
+
+
+def row(name, seed, config=None, kind='train', numerics=2):
+    return dict(kind=kind, name=name, seed=seed, config=json.dumps(config) if config is not None else '',
+                numerics_version=numerics)
+
+
+def test_a_published_run_is_reused_only_for_the_same_cell_config_seed_and_numerics():
+    base = dict(CELLS['baseline'].values, clip_low=0.2)  # a record holds the whole TrainConfig
+    rows = [row('baseline', 0, base), row('baseline', 1, base), row('baseline', 2, base, numerics=1),
+            row('baseline', 3, dict(base, iterations=31)), row('epochs~1', 0, base),  # a name whose config moved
+            row('lam~0.5', 0, dict(base, lam=0.5)), row('surrogate', 0, kind='experiment'),
+            row('staleness', 0, kind='experiment')]
+    assert published(rows, CELLS, ['surrogate'], numerics=2) == {'baseline': {0, 1}, 'surrogate': {0}}
+    assert published(rows, CELLS, ['surrogate'], numerics=1) == {'baseline': {2}}
+
+
+def test_a_run_directory_here_wins_over_the_records_and_a_missing_run_is_made(tmp_path):
+    def path(name, seed):
+        return str(tmp_path / name / f'seed~{seed}' / 'run.json')
+    (tmp_path / 'baseline' / 'seed~1').mkdir(parents=True)
+    (tmp_path / 'baseline' / 'seed~1' / 'run.json').write_text('{}')
+    files, reused = split_runs({'surrogate': [0], 'baseline': [2, 1, 0]}, path, {'baseline': {0, 1}, 'surrogate': {0}})
+    assert files == [path('baseline', 1), path('baseline', 2)] and reused == {'baseline': [0], 'surrogate': [0]}
+    option = sources_option(files, 'results/records', reused)
+    assert shlex.split(option) == ['--run-files', *files, '--records', 'results/records', '--reuse', 'baseline:0',
+                                   'surrogate:0']
+    assert sources_option([], 'r', {'a~1': [0, 1]}) == "--records r --reuse 'a~1:0,1'"
+
+
+def test_the_basis_moves_with_the_cells_the_seeds_the_experiments_the_claims_and_the_numerics(tmp_path):
+    claims = tmp_path / 'claims.yaml'
+    claims.write_text(yaml.safe_dump({'claims': []}))
+    design = dict(DESIGN, seeds=[0, 1], experiments=['surrogate'])
+    first = digest(basis(design, 2, [claims]))
+    assert digest(basis(json.loads(json.dumps(design)), 2, [claims])) == first
+    changed = [dict(design, sweeps=dict(DESIGN['sweeps'], epochs=[1, 2])), dict(design, seeds=[0, 1, 2]),
+               dict(design, experiments=[]), dict(design, trainer=dict(DESIGN['trainer'], iterations=31))]
+    assert first not in {digest(basis(other, 2, [claims])) for other in changed} | {digest(basis(design, 3, [claims]))}
+    claims.write_text(yaml.safe_dump({'claims': [{'id': 'new'}]}))
+    assert digest(basis(design, 2, [claims])) != first
+
+
+def test_the_basis_file_is_named_by_its_digest_and_replaces_the_others(tmp_path):
+    old, new = basis_file(str(tmp_path), {'a': 1}), basis_file(str(tmp_path), {'a': 2})
+    assert old != new and old.endswith(f'basis~{digest({"a": 1})}.json')
+    write_basis(old, {'a': 1})
+    write_basis(new, {'a': 2})
+    assert [p.name for p in tmp_path.joinpath('configs').iterdir()] == [new.rsplit('/', 1)[1]]
+    assert json.loads(open(new).read()) == {'a': 2}
+
+
+def test_a_look_is_superseded_while_its_basis_file_is_missing_or_newer(tmp_path):
+    look, basis_path = tmp_path / 'stage~1.json', tmp_path / 'basis~x.json'
+    look.write_text('{}')
+    assert superseded(str(look), str(basis_path))
+    basis_path.write_text('{}')
+    os.utime(look, (1000, 1000))
+    os.utime(basis_path, (2000, 2000))
+    assert superseded(str(look), str(basis_path))
+    os.utime(look, (3000, 3000))
+    assert not superseded(str(look), str(basis_path))
+
+
+def test_a_look_of_another_basis_or_naming_a_foreign_cell_is_an_error_naming_it():
+    look = dict(stage=1, seeds=10, basis='abc', next=dict(seeds=15, sources=['baseline', 'surrogate']), added='kept')
+    assert check_look(look, 'stage~1.json', 'abc', ['baseline', 'surrogate']) == look['next']
+    with pytest.raises(ValueError, match=r'stage~1.json was made for another design or claims \(basis abc'):
+        check_look(look, 'stage~1.json', 'xyz', ['baseline', 'surrogate'])
+    with pytest.raises(ValueError, match=r'stage~1.json names epochs~16: not a cell or experiment of this design'):
+        check_look(dict(look, next=dict(seeds=15, sources=['baseline', 'epochs~16'])), 'stage~1.json', 'abc',
+                   ['baseline'])
+    assert check_look(dict(look, next={}), 'stage~7.json', 'abc', []) == {}

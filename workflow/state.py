@@ -1,0 +1,125 @@
+"""The state a design continues from: the runs its published records hold, and the basis its looks are made for.
+
+Records are the state. A run of the design (a cell or experiment at a seed) is reused from the records
+(`<results_dir>/records/runs.parquet`, read by analysis.records) when they hold it for the same cell config, seed
+and numerics version (agentrl/numerics.py; a record without one is version 1); a run directory of this working
+copy, where there is one, is read instead; any other run is made by its job. A look (rules/stages.smk) belongs to
+its basis: the design's cells and configs, experiments, seed plan, the claims files and the numerics version; the
+basis file's name holds its digest, so a new basis is a missing file and every look and the aggregation after it
+are remade. A look of another basis, or one naming a cell or experiment the design does not have, is never read.
+
+The Snakefile imports it: it imports no torch, and pandas only through analysis.records.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from analysis.files import write_text
+from analysis.records import run_table
+from workflow.design import Cell, expand_design, seed_plan
+
+CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
+                     for name in ('claims.yaml', 'chapter_values.yaml'))  # what the looks' claims are read from
+
+
+def record_rows(records: Path | str) -> list[dict]:
+    """The runs the records folder holds (kind, name, seed, config: JSON, '' for an experiment, numerics_version);
+    [] without records."""
+    return run_table(records).to_dict('records') if (Path(records) / 'runs.parquet').is_file() else []
+
+
+def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[str],
+              numerics: int) -> dict[str, set[int]]:
+    """Name -> the seeds the records hold for it at this numerics version: a cell's runs whose config holds the cell's
+    values (its config file), an experiment's by name. A record of another name, config or version is not reused."""
+    found: dict[str, set[int]] = {}
+    experiments = set(experiments)
+    for row in rows:
+        name = row['name']
+        if row['numerics_version'] != numerics:
+            continue
+        if name in cells:
+            config = json.loads(row['config']) if row['config'] else {}
+            if row['kind'] != 'train' or any(config.get(k, object()) != v for k, v in cells[name].values.items()):
+                continue
+        elif row['kind'] != 'experiment' or name not in experiments:
+            continue
+        found.setdefault(name, set()).add(int(row['seed']))
+    return found
+
+
+def split_runs(wanted: dict[str, list[int]], path: Callable[[str, int], str],
+               reused: dict[str, set[int]]) -> tuple[list[str], dict[str, list[int]]]:
+    """Where each wanted run (name -> seeds) is read from: (run.json paths: a run directory of this working copy, or a
+    run still to make; name -> seeds taken from the records), by name and seed. A run directory wins over the
+    records."""
+    files, records = [], {}
+    for name, seeds in sorted(wanted.items()):  # in one order, however the design lists its cells
+        for seed in sorted(seeds):
+            if seed in reused.get(name, ()) and not os.path.exists(path(name, seed)):
+                records.setdefault(name, []).append(seed)
+            else:
+                files.append(path(name, seed))
+    return files, records
+
+
+def sources_option(files: list[str], records: Path | str, reused: dict[str, list[int]]) -> str:
+    """The analysis' options that read these runs: the run.json files, and the seeds of each name from the records."""
+    option = ' '.join(['--run-files', *map(shlex.quote, files)]) if files else ''
+    if reused:
+        specs = ' '.join(shlex.quote(f"{name}:{','.join(map(str, seeds))}") for name, seeds in reused.items())
+        option += f'{" " if option else ""}--records {shlex.quote(str(records))} --reuse {specs}'
+    return option
+
+
+def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FILES) -> dict:
+    """What a look of a (validated) design depends on besides its runs' numbers: the cells' configs, the experiments,
+    the seed plan, the claims files (their SHA-256) and the numerics version."""
+    plan = seed_plan(config)
+    return dict(cells={name: cell.values for name, cell in expand_design(config).items()},
+                experiments=list(config.get('experiments', [])),
+                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step), numerics_version=numerics,
+                claims={Path(f).name: hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
+
+
+def basis_file(results_dir: str, value: dict) -> str:
+    """Where the basis file of a design's looks lives: its digest in its name, so a new basis is a missing file."""
+    return f'{results_dir}/configs/basis~{digest(value)}.json'
+
+
+def digest(value: dict) -> str:
+    """A short SHA-256 of a JSON value (keys sorted): the name of a basis."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def write_basis(path: Path | str, value: dict) -> Path:
+    """The basis file (JSON), its sibling basis files of other digests removed: a basis come back to is remade, and
+    so are its looks."""
+    path = Path(path)
+    for other in path.parent.glob('basis~*.json'):
+        if other != path:
+            other.unlink()
+    return write_text(path, json.dumps(value, indent=2, sort_keys=True) + '\n')
+
+
+def superseded(look: str, basis_path: str) -> bool:
+    """Whether a look will be remade before it is read: the basis file is missing (about to be made) or newer."""
+    return not os.path.exists(basis_path) or os.path.getmtime(basis_path) > os.path.getmtime(look)
+
+
+def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -> dict:
+    """A look's plan of the next stage, once the look is known to be of this basis and to name only the design's
+    cells and experiments; an error naming the look and what is wrong otherwise."""
+    if look.get('basis') != basis_digest:
+        raise ValueError(f'{path} was made for another design or claims (basis {look.get("basis")}, this design\'s '
+                         f'{basis_digest}) and is newer than this basis: it is not read; remove it to remake it')
+    plan = look.get('next', {})
+    foreign = [name for name in plan.get('sources', []) if name not in set(names)]
+    if foreign:
+        raise ValueError(f'{path} names {", ".join(foreign)}: not a cell or experiment of this design')
+    return plan
