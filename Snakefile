@@ -36,9 +36,9 @@ include: "workflow/rules/analysis.smk"
 # and so is the looks' basis file (Snakemake does not regenerate a missing intermediate file whose consumers are up
 # to date: a new basis would otherwise leave the looks and the aggregation as they are).
 rule all:
+    default_target: True
     input:
         final_files,
         BASIS_FILE,
         rules.aggregate.output,
-    default_target: True
     localrule: True

@@ -5,7 +5,7 @@ rows. tests/test_numerics.py reruns the golden run and fails when its digest mov
 or when the version moved and the digest was not pinned again. After a change that moves the numbers: bump
 NUMERICS_VERSION (agentrl/numerics.py), then pin the new digest with
 
-    OMP_NUM_THREADS=1 python -m agentrl.golden --write
+    python -m agentrl.golden --write
 
 (`python -m agentrl.golden` alone prints the digest and whether it matches). Imports no torch: the run is a
 subprocess, `python -m agentrl train`, as a workflow job runs it.

@@ -21,6 +21,7 @@ import os
 import platform
 
 NUMERICS_VERSION = 2
+UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
 
 SETTINGS = {
     'ATEN_CPU_CAPABILITY': 'avx2',  # ATen's vectorised kernels: AVX2, not AVX-512

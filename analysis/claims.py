@@ -15,7 +15,7 @@ import yaml
 from .chapter import LOADER, Context, Selected, load_chapter, resolve
 from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
-from .text import number
+from .text import number, to_markdown
 from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, clean, decide
 from .words import describe
 
@@ -250,7 +250,6 @@ def looks_section(frame: pd.DataFrame) -> list[str]:
     looks = frame.attrs.get('looks', [])
     if not looks:
         return []
-    from .report import to_markdown
     fractions = ', '.join(f"{look['seeds']}/{frame.attrs['max_seeds']}" for look in looks)
     text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
                         alpha=number(frame.attrs['alpha']))
@@ -262,7 +261,6 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     """results/claims.md: the promise, the counts, the rules, the claims (chapter, literature, calibration), the
     findings and the deterministic checks."""
     claims = claims or load_claims()
-    from .report import to_markdown  # the one Markdown table writer
     alpha = number(claims.get('alpha', DEFAULTS['alpha']))
     judged = int((~frame['group'].isin(['check', FINDING])).sum())
     rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),

@@ -15,7 +15,6 @@ import pandas as pd
 from agentrl.numerics import PROVENANCE_KEYS
 
 RUN_COLUMNS = ['kind', 'name', 'seed', 'numerics_version', 'path']
-NUMERICS_BEFORE = 1  # the numerics version of a record whose provenance states none (agentrl/numerics.py)
 TABLES = ('iterations', 'epochs', 'minibatches', 'records')
 LABELS = ('table', 'row', 'metric')  # string columns of records.csv
 

@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from agentrl.files import write_folder
+from agentrl.numerics import UNSTATED_VERSION
 
-from .load import NUMERICS_BEFORE, RUN_COLUMNS, TABLES, Runs
+from .load import RUN_COLUMNS, TABLES, Runs
 
 RUNS, SUMMARIES, OPTIONS = 'runs', 'summaries', 'aggregate.json'
 ZSTD_LEVEL = 19
@@ -78,7 +79,7 @@ def load_options(folder: Path | str) -> dict:
 def run_table(folder: Path | str) -> pd.DataFrame:
     """runs.parquet of the records in folder: kind, name, seed, config, numerics_version (absent: version 1)."""
     runs = read(Path(folder) / f'{RUNS}.parquet')
-    return runs if 'numerics_version' in runs else runs.assign(numerics_version=NUMERICS_BEFORE)
+    return runs if 'numerics_version' in runs else runs.assign(numerics_version=UNSTATED_VERSION)
 
 
 def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) -> Runs:

@@ -22,10 +22,10 @@ from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records
 from .sequential import Design, sequential_ledger
 from .stats import summarize
-from .text import number
+from .text import number, to_markdown
 from .verdicts import UNTESTED
 
-CSV_DIGITS, MARKDOWN_DIGITS = 6, 4
+CSV_DIGITS = 6
 DATA_TABLES = ('F8.1',)  # per-episode records drawn as points, not summarised across seeds
 CHAPTER_VIEW = ['row', 'metric', 'chapter', 'mean', 'ci_low', 'ci_high', 'pi_low', 'pi_high', 'n', 'diverged',
                 'status', 'inside_pi', 'source']
@@ -40,15 +40,6 @@ def to_csv(frame: pd.DataFrame) -> str:
     for row in frame.itertuples(index=False):
         writer.writerow([number(v, CSV_DIGITS, '') for v in row])
     return buffer.getvalue()
-
-
-def to_markdown(frame: pd.DataFrame) -> str:
-    """A GitHub Markdown table, 4 significant digits, missing values as '–'."""
-    def cell(value) -> str:
-        return number(value, MARKDOWN_DIGITS).replace('|', '\\|').replace('\n', ' ')
-    lines = ['| ' + ' | '.join(map(str, frame.columns)) + ' |', '|' + '---|' * len(frame.columns)]
-    lines += ['| ' + ' | '.join(cell(v) for v in row) + ' |' for row in frame.itertuples(index=False)]
-    return '\n'.join(lines) + '\n'
 
 
 def write_table(frame: pd.DataFrame, stem: Path, title: str = '') -> list[Path]:

@@ -22,7 +22,7 @@ import pandas as pd
 from .chapter import Context
 from .claims import FINDING, group, load_claims, samples
 from .records import load_records
-from .report import to_markdown
+from .text import to_markdown
 from .sequential import FUTILITY, Design, look_levels, next_stage
 from .stats import bh_threshold, exceed_p
 from .verdicts import DEFAULTS, Count, band, clean, differences, per_seed, steps, to_scale

@@ -1,4 +1,4 @@
-"""Number formatting shared by tables and the claims ledger: fixed, locale-free, deterministic."""
+"""Number and table formatting shared by tables and the claims ledger: fixed, locale-free, deterministic."""
 from __future__ import annotations
 
 import math
@@ -7,6 +7,7 @@ import numbers
 import pandas as pd
 
 MISSING = '–'
+MARKDOWN_DIGITS = 4
 
 
 def number(value, digits: int = 4, missing: str = MISSING) -> str:
@@ -21,3 +22,12 @@ def number(value, digits: int = 4, missing: str = MISSING) -> str:
     if isinstance(value, numbers.Real):
         return f'{float(value) + 0.0:.{digits}g}' if value else '0'
     return str(value)
+
+
+def to_markdown(frame: pd.DataFrame) -> str:
+    """A GitHub Markdown table, 4 significant digits, missing values as '–'."""
+    def cell(value) -> str:
+        return number(value, MARKDOWN_DIGITS).replace('|', '\\|').replace('\n', ' ')
+    lines = ['| ' + ' | '.join(map(str, frame.columns)) + ' |', '|' + '---|' * len(frame.columns)]
+    lines += ['| ' + ' | '.join(cell(v) for v in row) + ' |' for row in frame.itertuples(index=False)]
+    return '\n'.join(lines) + '\n'

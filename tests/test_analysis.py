@@ -19,7 +19,8 @@ from analysis.compare import compare
 from analysis.figures import figure_8_3, style
 from analysis.load import find_runs, load_runs
 from analysis.metrics import values
-from analysis.report import aggregate, to_markdown
+from analysis.report import aggregate
+from analysis.text import to_markdown
 from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
 from analysis.verdicts import decide

@@ -14,7 +14,6 @@ from test_workflow import REPO, TEST_RESULTS, environment, snakemake, succeeded
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
-from agentrl.files import write_folder
 from analysis.load import combine, load_runs
 from analysis.records import claim_samples, load_options, load_records, parse_reuse, write_records
 from analysis.verdicts import decide

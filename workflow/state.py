@@ -1,14 +1,14 @@
 """The state a design continues from: the runs its published records hold, and the basis its looks are made for.
 
 Records are the state. A run of the design (a cell or experiment at a seed) is reused from the records
-(`<results_dir>/records/runs.parquet`, read by analysis.records) when they hold it for the same cell config, seed
-and numerics version (agentrl/numerics.py; a record without one is version 1); a run directory of this working
+(`<results_dir>/records/runs.parquet`) when they hold it for the same cell config, seed
+and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERSION, 1); a run directory of this working
 copy, where there is one, is read instead; any other run is made by its job. A look (rules/stages.smk) belongs to
 its basis: the design's cells and configs, experiments, seed plan, the claims files and the numerics version; the
 basis file's name holds its digest, so a new basis is a missing file and every look and the aggregation after it
 are remade. A look of another basis, or one naming a cell or experiment the design does not have, is never read.
 
-The Snakefile imports it: it imports no torch, and pandas only through analysis.records.
+The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ import shlex
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from analysis.files import write_text
-from analysis.records import run_table
+import pyarrow.parquet as pq
+
+from agentrl.files import write_text
+from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design, seed_plan
 
 CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
@@ -30,7 +32,9 @@ CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
 def record_rows(records: Path | str) -> list[dict]:
     """The runs the records folder holds (kind, name, seed, config: JSON, '' for an experiment, numerics_version);
     [] without records."""
-    return run_table(records).to_dict('records') if (Path(records) / 'runs.parquet').is_file() else []
+    path = Path(records) / 'runs.parquet'
+    rows = pq.read_table(path).to_pylist() if path.is_file() else []
+    return [{'numerics_version': UNSTATED_VERSION, **row} for row in rows]
 
 
 def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[str],

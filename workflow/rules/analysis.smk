@@ -46,6 +46,16 @@ rule aggregate:
             category="Claim figures",
             labels={"claim": "{claim}"},
         ),
+    log:
+        f"{RESULTS}/logs/aggregate.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/aggregate.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=4000,
     # not an output: RESULTS/records, the state every invocation starts from (Snakemake would delete an output
     # before the job that reads it); the aggregation rewrites it atomically, from the runs it read
     params:
@@ -53,16 +63,6 @@ rule aggregate:
         runs=lambda wildcards: final_runs()[1],
         baseline=BASELINE,
         looks=final_looks,
-    log:
-        f"{RESULTS}/logs/aggregate.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/aggregate.tsv"
-    threads: 1
-    resources:
-        runtime=30,
-        mem_mb=4000,
-    conda:
-        "../../envs/analysis.yaml"
     shell:
         "OMP_NUM_THREADS=1 python -m analysis aggregate {params.runs}"
         " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"

@@ -6,21 +6,21 @@ rule experiment:
         base=rules.base_agent.output[0],
     output:
         f"{RESULTS}/experiments/{{experiment}}/seed~{{seed}}/run.json",
-    params:
-        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     log:
         f"{RESULTS}/logs/experiments/{{experiment}}/seed~{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/experiments/{{experiment}}/seed~{{seed}}.tsv"
+    conda:
+        "../../envs/agentrl.yaml"
     threads: 1
     # runtime in minutes: the slowest experiment (sixteen_epochs) took at most 44 s a seed in the published runs
     resources:
         runtime=5,
         mem_mb=2500,
-    conda:
-        "../../envs/agentrl.yaml"
+    params:
+        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     shell:
-        "OMP_NUM_THREADS=1 python -m agentrl experiment {wildcards.experiment} --seed {wildcards.seed}"
+        "python -m agentrl experiment {wildcards.experiment} --seed {wildcards.seed}"
         " --out $(dirname {output:q}) --base {input.base:q} > {log:q} 2>&1"
 
 

@@ -4,6 +4,7 @@ The config is validated in the Snakefile, before this file runs, against the sch
 workflow/design.py generates; what a schema cannot say (a cell's minibatches against its episodes per
 iteration, a job's design against its parent's) is checked here, still before any job runs.
 """
+
 import json
 import math
 import os
@@ -17,7 +18,6 @@ from agentrl.files import write_text  # atomic: a temporary sibling, then a rena
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
-
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
 # A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile
@@ -36,9 +36,13 @@ def design_differences(planned, seen, prefix=""):
     if not (isinstance(planned, dict) and isinstance(seen, dict)):
         shown = ["(absent)" if value is ABSENT else json.dumps(value) for value in (planned, seen)]
         return [] if planned == seen else [f"{prefix or 'config'}: {shown[0]} -> {shown[1]}"]
-    return [line for key in sorted(set(planned) | set(seen), key=str)
-            for line in design_differences(planned.get(key, ABSENT), seen.get(key, ABSENT),
-                                           f"{prefix}.{key}" if prefix else str(key))]
+    return [
+        line
+        for key in sorted(set(planned) | set(seen), key=str)
+        for line in design_differences(
+            planned.get(key, ABSENT), seen.get(key, ABSENT), f"{prefix}.{key}" if prefix else str(key)
+        )
+    ]
 
 
 def check_parents_design(config):
@@ -51,8 +55,10 @@ def check_parents_design(config):
         differences = design_differences(json.loads(os.environ[DESIGN_VARIABLE]), config)
         if differences:
             raise WorkflowError(
-                "this job's design is not the one its parent planned (parent -> job):\n  " + "\n  ".join(differences)
-                + "\nGive the design as one file (--configfile FILE), the same for the parent and its jobs.")
+                "this job's design is not the one its parent planned (parent -> job):\n  "
+                + "\n  ".join(differences)
+                + "\nGive the design as one file (--configfile FILE), the same for the parent and its jobs."
+            )
 
 
 check_parents_design(config)
@@ -75,6 +81,7 @@ PUBLISHED = published(record_rows(RECORDS), DESIGN, EXPERIMENTS, NUMERICS_VERSIO
 BASIS = basis(config, NUMERICS_VERSION)
 BASIS_FILE = basis_file(RESULTS, BASIS)
 
+
 wildcard_constraints:
     cell=r"[^/]+",
     seed=r"\d+",
@@ -83,6 +90,7 @@ wildcard_constraints:
 
 
 # --- helpers of the rules ---------------------------------------------------------------------
+
 
 def cell_values(wildcards):
     """The TrainConfig fields of the requested cell; a cell outside the design is an error naming the design's."""
@@ -135,6 +143,7 @@ def stage1_runs(names):
 
 # --- PPO's warmed critic: one per seed, shared by the seed's PPO cells (rules/critic.smk) -----
 
+
 def critic_constants():
     """The critic's constants that the design's PPO cells share (absent: TrainConfig's defaults)."""
     found = {}
@@ -142,8 +151,10 @@ def critic_constants():
         if values["algorithm"] == "ppo":
             found.setdefault(cell_json({f: values[f] for f in CRITIC_FIELDS if f in values}), name)
     if len(found) > 1:
-        raise WorkflowError("the PPO cells must share the critic's constants (one warmed critic per seed); "
-                            "they differ:\n  " + "\n  ".join(f"{cell}: {text.strip()}" for text, cell in found.items()))
+        raise WorkflowError(
+            "the PPO cells must share the critic's constants (one warmed critic per seed); "
+            "they differ:\n  " + "\n  ".join(f"{cell}: {text.strip()}" for text, cell in found.items())
+        )
     return next(iter(found), cell_json({}))
 
 
@@ -155,4 +166,3 @@ def critic_input(wildcards):
 def critic_option(wildcards):
     """The train command's --critic option: the warmed critic of a PPO cell's seed; nothing for REINFORCE."""
     return " ".join(f"--critic {shlex.quote(path)}" for path in critic_input(wildcards))
-

@@ -2,14 +2,15 @@
 # shared by all: the warm-up (agentrl.trainer.warm_critic) reads only the base agent, the seed and the
 # critic's constants. REINFORCE has no critic; its runs do not wait for one.
 
+
 rule critic_config:
     output:
         f"{RESULTS}/critics/config.json",
-    params:
-        text=critic_constants(),
     log:
         f"{RESULTS}/logs/critics/config.log",  # empty: the job writes one small file, in-process
     localrule: True
+    params:
+        text=critic_constants(),
     run:
         write_text(output[0], params.text)
 
@@ -20,19 +21,19 @@ rule warm_critic:
         base=rules.base_agent.output[0],
     output:
         f"{RESULTS}/critics/seed~{{seed}}.pt",
-    params:
-        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     log:
         f"{RESULTS}/logs/critics/seed~{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/critics/seed~{{seed}}.tsv"
+    conda:
+        "../../envs/agentrl.yaml"
     threads: 1
     # runtime in minutes: the chapter's warm-up takes about 5 s on one thread
     resources:
         runtime=5,
         mem_mb=1500,
-    conda:
-        "../../envs/agentrl.yaml"
+    params:
+        numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
     shell:
-        "OMP_NUM_THREADS=1 python -m agentrl warm-critic --config {input.config:q} --seed {wildcards.seed}"
+        "python -m agentrl warm-critic --config {input.config:q} --seed {wildcards.seed}"
         " --out {output:q} --base {input.base:q} > {log:q} 2>&1"

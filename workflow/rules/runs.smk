@@ -6,11 +6,11 @@
 rule cell_config:
     output:
         f"{RESULTS}/configs/{{cell}}.json",
-    params:
-        text=cell_file,
     log:
         f"{RESULTS}/logs/configs/{{cell}}.log",  # empty: the job writes one small file, in-process
     localrule: True
+    params:
+        text=cell_file,
     run:
         write_text(output[0], params.text)  # by hand: python -m workflow.design cell NAME --configfile F
 
@@ -22,21 +22,21 @@ rule train:
         critic=critic_input,
     output:
         f"{RESULTS}/runs/{{cell}}/seed~{{seed}}/run.json",
-    params:
-        critic=critic_option,
-        numerics=NUMERICS_VERSION,  # a new version of the numerics reruns every run
     log:
         f"{RESULTS}/logs/runs/{{cell}}/seed~{{seed}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/runs/{{cell}}/seed~{{seed}}.tsv"
+    conda:
+        "../../envs/agentrl.yaml"
     threads: 1
     resources:
         runtime=train_runtime,
         mem_mb=1500,
-    conda:
-        "../../envs/agentrl.yaml"
+    params:
+        critic=critic_option,
+        numerics=NUMERICS_VERSION,  # a new version of the numerics reruns every run
     shell:
-        "OMP_NUM_THREADS=1 python -m agentrl train --config {input.config:q} --seed {wildcards.seed}"
+        "python -m agentrl train --config {input.config:q} --seed {wildcards.seed}"
         " --out $(dirname {output:q}) --base {input.base:q} {params.critic} > {log:q} 2>&1"
 
 

@@ -54,13 +54,17 @@ def stage_runs(wildcards):
     if stage not in PLANNED:
         PLANNED.add(stage)
         new = sum(seeds[name] - before.get(name, 0) for name in grown)
-        added = {name: PLAN.seeds[before.get(name, 0):seeds[name]] for name in grown}
+        added = {name: PLAN.seeds[before.get(name, 0) : seeds[name]] for name in grown}
         made = [path for path in split_runs(added, run_path, PUBLISHED)[0] if not os.path.exists(path)]
         cells, experiments = [n for n in grown if n in CELLS], [n for n in grown if n not in CELLS]
-        logger.info(f"stage {stage} of at most {len(PLAN.looks)}: {len(cells)} cells and {len(experiments)} "
-                    f"experiments to {PLAN.looks[stage - 1]} seeds, {new} runs added, {len(made)} to make "
-                    "(the others are published or here)\n  cells: "
-                    + (", ".join(cells) or "none") + "\n  experiments: " + (", ".join(experiments) or "none"))
+        logger.info(
+            f"stage {stage} of at most {len(PLAN.looks)}: {len(cells)} cells and {len(experiments)} "
+            f"experiments to {PLAN.looks[stage - 1]} seeds, {new} runs added, {len(made)} to make "
+            "(the others are published or here)\n  cells: "
+            + (", ".join(cells) or "none")
+            + "\n  experiments: "
+            + (", ".join(experiments) or "none")
+        )
     return runs_of(seeds)
 
 
@@ -121,11 +125,6 @@ checkpoint stage:
         basis=BASIS_FILE,
     output:
         stage_file("{stage}"),
-    params:
-        runs=lambda wildcards: stage_runs(wildcards)[1],
-        looks=lambda wildcards: looks_option(int(wildcards.stage)),
-        baseline=BASELINE,
-        basis=digest(BASIS),
     log:
         f"{RESULTS}/logs/stages/stage~{{stage}}.log",
     benchmark:
@@ -133,6 +132,11 @@ checkpoint stage:
     localrule: True  # the plan steers the submitting Snakemake; the look takes seconds
     conda:
         "../../envs/analysis.yaml"
+    params:
+        runs=lambda wildcards: stage_runs(wildcards)[1],
+        looks=lambda wildcards: looks_option(int(wildcards.stage)),
+        baseline=BASELINE,
+        basis=digest(BASIS),
     shell:
         "OMP_NUM_THREADS=1 python -m analysis stage {params.runs} --baseline {params.baseline:q} --basis {params.basis}"
         f" {{params.looks}} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
