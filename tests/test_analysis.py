@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentrl.numerics import PROVENANCE_KEYS
+from agentrl.numerics import NUMERICS_VERSION, PROVENANCE_KEYS
 from analysis.cells import axes, find_baseline, select
 from analysis.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
 from analysis.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
@@ -26,7 +26,7 @@ from analysis.stats import describe, seeds_for_power
 from analysis.verdicts import decide
 
 REPO = Path(__file__).resolve().parents[1]
-PROVENANCE = {key: 'test' for key in PROVENANCE_KEYS}  # what the aggregation requires of a run's provenance
+PROVENANCE = {**dict.fromkeys(PROVENANCE_KEYS, 'test'), 'numerics_version': NUMERICS_VERSION}  # what the aggregation requires
 CHAPTER = load_chapter()
 DEFAULTS = dict(algorithm='ppo', gamma=1.0, lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2,
                 dual_clip=None, value_clip=0.2, target_kl=None, early_stop='epoch', lr=1e-3, critic_lr=1e-3,
@@ -178,7 +178,7 @@ def test_load_reads_configs_summaries_and_tables(runs):
     assert set(records.loc[records['table'] == 'T2', 'row']) == {'0-8', '8-16', '16-64'}
     assert records['value'].dtype == float and records['row'].map(type).eq(str).all()
     assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'numerics_version', 'path']
-    assert set(runs.runs['numerics_version']) == {1}  # their provenance states no numerics version
+    assert set(runs.runs['numerics_version']) == {NUMERICS_VERSION}  # as their provenance states
     assert runs.summaries[runs.summaries['metric'] == 'diverged']['value'].eq(0.0).all()
 
 
