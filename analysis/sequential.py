@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workflow.design import next_look
+
 from .chapter import Context
 from .claims import ledger, load_claims, samples
 from .verdicts import DEFAULTS
@@ -145,7 +147,7 @@ def next_stage(ctx: Context, design: Design, step: int, claims: dict | None = No
     plan = {}
     if len(still) and design.looks[-1] < design.max_seeds:
         open_claims = [c for c in claims['claims'] if c['id'] in set(still['id'])]
-        plan = dict(seeds=min(design.looks[-1] + step, design.max_seeds),
+        plan = dict(seeds=next_look(design.looks[-1], step, design.max_seeds),
                     sources=feeders(ctx, open_claims))
     return dict(stage=len(design.looks), seeds=design.looks[-1],
                 decided=at_last.loc[at_last['verdict'].isin(DECIDED[:2]), 'id'].tolist(),

@@ -15,9 +15,12 @@ from __future__ import annotations
 import argparse
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
+from workflow.design import seed_plan
 
 from .chapter import Context
 from .claims import FINDING, group, load_claims, samples
@@ -27,7 +30,8 @@ from .sequential import FUTILITY, Design, look_levels, next_stage
 from .stats import bh_threshold, exceed_p
 from .verdicts import DEFAULTS, Count, band, clean, differences, per_seed, steps, to_scale
 
-LOOKS, MAX_SEEDS = [10, 15, 20, 25, 30, 35, 40], 40  # config/config.yaml's seeds: {initial: 10, step: 5, max: 40}
+DEFAULT_PLAN = seed_plan(yaml.safe_load((Path(__file__).resolve().parents[1] / 'config' / 'config.yaml').read_text()))
+LOOKS, MAX_SEEDS = list(DEFAULT_PLAN.looks), DEFAULT_PLAN.looks[-1]  # the default design's looks
 ALPHA = DEFAULTS['alpha']
 PROMISE = 1.25  # a look's false-verdict rate may be at most this many times its level
 FAMILIES = {  # draws with median exactly 0: the null of a sign test
