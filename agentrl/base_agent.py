@@ -13,8 +13,8 @@ import torch
 
 from .demos import PretrainConfig, pretrain
 from .files import write_file
-from .numerics import NUMERICS_VERSION
 from .model import TinyAgent, TinyAgentConfig
+from .numerics import NUMERICS_VERSION
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 

@@ -16,12 +16,12 @@ import argparse
 import csv
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from .files import write_text
 from .numerics import NUMERICS_VERSION
 
 GOLDEN_FILE = Path(__file__).with_name('numerics_golden.json')
@@ -57,12 +57,11 @@ def run_digest(run: Path) -> str:
 
 
 def golden_run(folder: Path) -> Path:
-    """Make the golden run under folder (one thread, the base agent from its cache); its run directory."""
+    """Make the golden run under folder (a CLI job: one thread, the base agent from its cache); its run directory."""
     config, out = folder / 'golden.json', folder / 'run'
     config.write_text(json.dumps(CONFIG, sort_keys=True) + '\n')
     done = subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED),
-                           '--out', str(out)], capture_output=True, text=True,
-                          env={**os.environ, 'OMP_NUM_THREADS': '1'})
+                           '--out', str(out)], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f'the golden run failed:\n{done.stderr[-3000:]}')
     return out
@@ -89,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         golden = dict(numerics_version=NUMERICS_VERSION, digest=digest, config=CONFIG, seed=SEED,
                       cpu_capability=cpu_capability())
-        tmp = GOLDEN_FILE.with_name(f'.{GOLDEN_FILE.name}.tmp')  # then a rename: never half a file
-        tmp.write_text(json.dumps(golden, indent=2, sort_keys=True) + '\n')
-        os.replace(tmp, GOLDEN_FILE)
+        write_text(GOLDEN_FILE, json.dumps(golden, indent=2, sort_keys=True) + '\n')
         print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest}')
         return 0
     golden = pinned()

@@ -44,25 +44,26 @@ def apply() -> None:
     os.environ.update(SETTINGS)
 
 
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo on Linux), else what the platform module says."""
+def cpuinfo(field: str) -> str | None:
+    """The value of a field of /proc/cpuinfo's first processor ('model name', 'flags'); None where there is none."""
     try:
         with open('/proc/cpuinfo') as f:
             for line in f:
-                if line.startswith('model name'):
+                if line.split(':', 1)[0].strip() == field:
                     return line.split(':', 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what the platform module says."""
+    return cpuinfo('model name') or platform.processor() or platform.machine()
 
 
 def cpu_has_avx2() -> bool:
     """Whether the CPU announces AVX2 (the flags of /proc/cpuinfo; False where there are none to read)."""
-    try:
-        with open('/proc/cpuinfo') as f:
-            return any(line.startswith('flags') and 'avx2' in line.split() for line in f)
-    except OSError:
-        return False
+    return 'avx2' in (cpuinfo('flags') or '').split()
 
 
 def outside_guarantee() -> str | None:
