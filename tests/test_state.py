@@ -3,14 +3,16 @@ and the basis its looks belong to."""
 import json
 import os
 import shlex
+import subprocess
+import sys
 
 import pytest
 import yaml
 from test_design import DESIGN
 
 from workflow.design import expand_design
-from workflow.state import (basis, basis_file, check_look, digest, published, sources_option, split_runs, superseded,
-                            write_basis)
+from workflow.state import (DECISION_MODULES, basis, basis_file, check_look, digest, published, sources_option,
+                            split_runs, superseded, write_basis)
 
 CELLS = expand_design(DESIGN)
 
@@ -54,6 +56,16 @@ def test_the_basis_moves_with_the_cells_the_seeds_the_experiments_the_claims_and
     assert first not in {digest(basis(other, 2, [claims])) for other in changed} | {digest(basis(design, 3, [claims]))}
     claims.write_text(yaml.safe_dump({'claims': [{'id': 'new'}]}))
     assert digest(basis(design, 2, [claims])) != first
+
+
+def test_the_basis_holds_every_analysis_module_a_look_imports():
+    """A change to the code that decides the claims remakes the looks: the basis hashes each module that
+    `python -m analysis stage` reads runs (load, records) and decides (sequential) with, and what they import."""
+    loaded = subprocess.run(
+        [sys.executable, '-c', 'import sys, analysis.load, analysis.records, analysis.sequential; '
+         'print(*sorted(m.split(".")[1] for m in sys.modules if m.startswith("analysis.")))'],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(loaded) == sorted(DECISION_MODULES)
 
 
 def test_the_basis_file_is_named_by_its_digest_and_replaces_the_others(tmp_path):

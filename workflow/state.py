@@ -4,9 +4,9 @@ Records are the state. A run of the design (a cell or experiment at a seed) is r
 (`<results_dir>/records/runs.parquet`) when they hold it for the same cell config, seed
 and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERSION, 1); a run directory of this working
 copy, where there is one, is read instead; any other run is made by its job. A look (rules/stages.smk) belongs to
-its basis: the design's cells and configs, experiments, seed plan, the claims files and the numerics version; the
-basis file's name holds its digest, so a new basis is a missing file and every look and the aggregation after it
-are remade. A look of another basis, or one naming a cell or experiment the design does not have, is never read.
+its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides the claims
+(DECISION_MODULES) and the numerics version; the basis file's name holds its digest, so a new basis is a missing file
+and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment the design does not have, is never read.
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
@@ -25,8 +25,10 @@ from agentrl.files import write_text
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design, seed_plan
 
+DECISION_MODULES = ('cells', 'chapter', 'claims', 'load', 'metrics', 'records', 'sequential', 'stats', 'text',
+                    'verdicts', 'words')  # what a look (python -m analysis stage) reads runs and decides claims with
 CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
-                     for name in ('claims.yaml', 'chapter_values.yaml'))  # what the looks' claims are read from
+                     for name in ('claims.yaml', 'chapter_values.yaml', *(f'{m}.py' for m in DECISION_MODULES)))
 
 
 def record_rows(records: Path | str) -> list[dict]:
@@ -83,7 +85,7 @@ def sources_option(files: list[str], records: Path | str, reused: dict[str, list
 
 def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FILES) -> dict:
     """What a look of a (validated) design depends on besides its runs' numbers: the cells' configs, the experiments,
-    the seed plan, the claims files (their SHA-256) and the numerics version."""
+    the seed plan, the claims files and the code that decides them (their SHA-256) and the numerics version."""
     plan = seed_plan(config)
     return dict(cells={name: cell.values for name, cell in expand_design(config).items()},
                 experiments=list(config.get('experiments', [])),

@@ -5,8 +5,9 @@
 # (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
 
 
-# The basis of the looks and the aggregation (workflow/state.py): the design, the claims files and the numerics
-# version, its digest in the file's name; a new basis is a missing file, which remakes every look and the tables.
+# The basis of the looks and the aggregation (workflow/state.py): the design, the claims files and the code that
+# decides them, the numerics version; its digest in the file's name: a new basis is a missing file, which remakes
+# every look and the tables.
 rule basis:
     output:
         BASIS_FILE,
