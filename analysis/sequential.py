@@ -108,8 +108,7 @@ def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict |
                        horizon=horizon, decided=decided_before, stopped=stopped)
         statistical = ~frame['group'].isin(['check', 'finding'])
         decided = frame['verdict'].isin(DECIDED)
-        before_max = design is not None and n < design.max_seeds  # a look short of the design's last seeds
-        frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & before_max
+        frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & (not last)
         done = decided | ~statistical | frame['futile'] | last
         stopped += int(frame['futile'].sum())
         decided_before += int((statistical & frame['verdict'].isin(DECIDED[:2])).sum())

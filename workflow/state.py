@@ -6,7 +6,8 @@ and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERS
 copy, where there is one, is read instead; any other run is made by its job. A look (rules/stages.smk) belongs to
 its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides the claims
 (DECISION_MODULES) and the numerics version; the basis file's name holds its digest, so a new basis is a missing file
-and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment the design does not have, is never read.
+and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment
+the design does not have, is never read.
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
