@@ -8,9 +8,10 @@
 # looked at (and logs its plan), a finished design has nothing to do, and a stage killed half-way resumes.
 # A look reads the stage's runs from run directories and the published records (workflow/state.py), and belongs to
 # its basis (the design, the claims and the code deciding them, the numerics version): a new basis is a new basis
-# file, which every look and the aggregation take as input, so they are remade. A look of another basis is never read: until it is remade
-# the design ends at it (a dry run plans up to it), and Snakemake plans its dependents again once it is. A look of
-# this basis that names a cell or experiment the design does not have stops the workflow, naming it.
+# file, which every look and the aggregation take as input, so they are remade. A look of another basis is never
+# read: until it is remade the design ends at it (a dry run plans up to it), and Snakemake plans its dependents again
+# once it is. A look of this basis that names a cell or experiment the design does not have stops the workflow,
+# naming it.
 
 import json
 
