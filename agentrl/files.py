@@ -1,5 +1,7 @@
 """Atomic output, the one writer of every file, folder and weights file: written under a temporary sibling name,
 then renamed into place, so that a killed job leaves no partial file where a later step reads a finished one.
+A folder may carry a manifest of its files' SHA-256 (SHA256SUMS, `sha256sum -c` reads it), written in the same
+step, so that damage done later (a truncated or edited file) is found before anything reads it.
 
 A folder (a run directory, the analysis' records) is replaced by exchanging it with the new one in one step
 (Linux renameat2 RENAME_EXCHANGE): its path never goes missing while it is rewritten. Pure Python: agentrl,
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import os
 import shutil
 import tempfile
@@ -93,3 +96,48 @@ def write_folder(path: Path | str, files: dict[str, bytes]) -> list[Path]:
             if leftover.exists():
                 shutil.rmtree(leftover)
     return [path / name for name in files]
+
+
+MANIFEST = 'SHA256SUMS'
+
+
+def with_manifest(files: dict[str, bytes]) -> dict[str, bytes]:
+    """files and their MANIFEST (sha256sum's format, by name), to be written as one folder with write_folder."""
+    lines = ''.join(f'{hashlib.sha256(data).hexdigest()}  {name}\n' for name, data in sorted(files.items()))
+    return {**files, MANIFEST: lines.encode()}
+
+
+def damage(folder: Path | str) -> str | None:
+    """What is wrong with a folder written with_manifest (its manifest missing or unreadable, a file missing or not
+    the one written), naming the file; None where every file is as written."""
+    folder = Path(folder)
+    try:
+        lines = (folder / MANIFEST).read_text().splitlines()
+        expected = dict(reversed(line.split('  ', 1)) for line in lines)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return f'{folder / MANIFEST} cannot be read ({type(error).__name__}), so nothing in {folder} can be verified'
+    for name, digest in sorted(expected.items()):
+        try:
+            found = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        except OSError as error:
+            return f'{folder / name} cannot be read ({error.strerror})'
+        if found != digest:
+            return f'{folder / name} is not the file written with {MANIFEST} (its SHA-256 differs)'
+    return None
+
+
+class DamagedRecords(ValueError):
+    """A run-records folder whose files are not the ones written with it."""
+
+
+def verify_records(folder: Path | str) -> None:
+    """Refuse a run-records folder (analysis/records.py writes them) that is damaged: DamagedRecords, one line naming
+    the file and the way back. A folder that does not exist holds no records and is not refused."""
+    folder = Path(folder)
+    found = damage(folder) if folder.exists() else None
+    if found:
+        results = folder.parent
+        raise DamagedRecords(f'the run records are damaged: {found}. Restore the published records with '
+                             f'`git checkout -- {folder}`, or rebuild them from the run directories, where they are '
+                             f'present, with `python -m analysis aggregate --runs {results}/runs --experiments '
+                             f'{results}/experiments --out {results}`')

@@ -1,17 +1,22 @@
-"""Same numbers on any x86-64 machine with AVX2: the numeric libraries' code paths, fixed before torch loads.
+"""Same numbers on any x86-64 CPU with AVX2, Intel or AMD: the numeric libraries' code paths, fixed before torch loads.
 
-Which kernels PyTorch (ATen), MKL and oneDNN run depends on the CPU unless each library is told: on a
-CPU with AVX-512 all three take wider code paths than on one without, and each path rounds differently.
-Measured on one machine (AVX-512), a batch's log-probs and three Adam steps change bits with each
-control alone: ATEN_CPU_CAPABILITY (avx512 / avx2 / default), MKL_CBWR (unset / AVX2 / COMPATIBLE) and
-ONEDNN_MAX_CPU_ISA (unset / AVX2 / SSE41). SETTINGS pins all three at AVX2, the widest level common to
-x86-64 machines, and one thread. The libraries read them lazily, at their first kernel, so `apply()`
-runs when agentrl is imported (after torch is fine, before its first computation is not); `require()`
-refuses to compute where they are not in force.
+Which kernels PyTorch (ATen), MKL and oneDNN run depends on the CPU unless each library is told: on a CPU with
+AVX-512 all three take wider code paths than on one without, and each path rounds differently. Measured, a batch's
+log-probs and three Adam steps change bits with each control alone: ATEN_CPU_CAPABILITY (avx512 / avx2 / default),
+MKL_CBWR (unset / AVX2 / COMPATIBLE) and ONEDNN_MAX_CPU_ISA (unset / AVX2 / SSE41). SETTINGS pins ATen and oneDNN at
+AVX2, the widest level common to x86-64 CPUs, MKL at its COMPATIBLE branch, and one thread. MKL honours its
+instruction-set branches (AVX2, AVX512, ...) on Intel CPUs only and silently runs its AUTO branch elsewhere;
+COMPATIBLE (SSE2 without the approximate rcpps/rsqrtps, whose results differ between vendors) is the branch it
+honours on every x86-64 CPU. The libraries read the controls lazily, at their first kernel, so `apply()` runs when
+agentrl is imported (after torch is fine, before its first computation is not).
 
-NUMERICS_VERSION names what a run's numbers depend on besides its configuration and seed: this code's
-arithmetic and these settings. Bump it whenever a change moves any run's numbers, even at float
-rounding; a run made under another version is never reused.
+`check()` judges a process: a caller at fault (other settings, more threads, a torch computation before agentrl set
+the controls) is refused by `require()`; a CPU on which a library does not put a setting in force (no AVX2, not
+x86-64, MKL refusing the branch) runs, and its runs say why they are outside the guarantee (`provenance()`).
+
+NUMERICS_VERSION names what a run's numbers depend on besides its configuration and seed: this code's arithmetic and
+these settings. Bump it whenever a change moves any run's numbers, even at float rounding; a run made under another
+version is never reused. Version 3: MKL's COMPATIBLE branch (version 2 ran its AVX2 branch, Intel CPUs only).
 
 Pure Python: imports neither torch nor pandas, so the workflow and the analysis can read it cheaply.
 """
@@ -19,24 +24,57 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-NUMERICS_VERSION = 2
+NUMERICS_VERSION = 3
 UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
 
 SETTINGS = {
     'ATEN_CPU_CAPABILITY': 'avx2',  # ATen's vectorised kernels: AVX2, not AVX-512
-    'MKL_CBWR': 'AVX2,STRICT',  # MKL's conditional numerical reproducibility: the AVX2 branch, strict mode
+    'MKL_CBWR': 'COMPATIBLE,STRICT',  # MKL's conditional numerical reproducibility: the vendor-neutral branch, strict
     'ONEDNN_MAX_CPU_ISA': 'AVX2',  # oneDNN's kernels: at most AVX2
     'OMP_NUM_THREADS': '1',  # one thread: no reduction split across threads
     'MKL_NUM_THREADS': '1',
 }
 DISPATCH = 'AVX2'  # what torch.backends.cpu.get_cpu_capability() reports under SETTINGS
-_MKL_BRANCH = 0x1000A  # mkl_serv_cbwr_get(MKL_CBWR_ALL) under MKL_CBWR=AVX2,STRICT (MKL_CBWR_AVX2 | STRICT)
-PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')
+MKL_BRANCHES = {'OFF': 0x1, 'AUTO': 0x2, 'COMPATIBLE': 0x3, 'SSE2': 0x4, 'AVX2': 0xA, 'AVX512': 0xC}  # mkl_service.h
+MKL_STRICT = 0x10000
+GUARANTEE = 'same numbers on any x86-64 CPU with AVX2, Intel or AMD'
+VERSIONS = {  # where the runs of each numerics version rerun bit for bit
+    1: 'made before the numeric settings were pinned: the same bits on the machine that made them only',
+    2: "the same bits on Intel x86-64 CPUs with AVX2 only (MKL's AVX2 branch, which MKL runs on Intel CPUs only)",
+    NUMERICS_VERSION: f'{GUARANTEE} (MKL\'s COMPATIBLE branch)',
+}
+PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # what a run must state
 
 
 class NumericsError(RuntimeError):
-    """The process computes under code paths other than SETTINGS: its numbers would depend on the CPU."""
+    """The caller defeated SETTINGS (other values, more threads, a computation first): the numbers would differ."""
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """What the guarantee depends on about a CPU: architecture, model and vendor names, instruction-set flags."""
+    machine: str
+    model: str
+    vendor: str
+    flags: frozenset[str]
+
+    def outside(self) -> str | None:
+        """Why no library can hold the guarantee on this CPU (not x86-64, or no AVX2), or None."""
+        if self.machine.lower() not in ('x86_64', 'amd64'):
+            return f'architecture {self.machine} is not x86-64: its numbers may differ from an x86-64 CPU\'s'
+        if 'avx2' not in self.flags:
+            return f'this CPU ({self.model}, {self.vendor}) does not announce AVX2: its numbers may differ'
+        return None
+
+
+@dataclass(frozen=True)
+class Check:
+    """A process judged against SETTINGS: the caller's faults (refused) and why it is outside the guarantee (runs)."""
+    faults: tuple[str, ...]
+    outside: str | None
 
 
 def apply() -> None:
@@ -56,23 +94,54 @@ def cpuinfo(field: str) -> str | None:
     return None
 
 
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo on Linux), else what the platform module says."""
-    return cpuinfo('model name') or platform.processor() or platform.machine()
-
-
-def cpu_has_avx2() -> bool:
-    """Whether the CPU announces AVX2 (the flags of /proc/cpuinfo; False where there are none to read)."""
-    return 'avx2' in (cpuinfo('flags') or '').split()
+def this_cpu() -> Cpu:
+    """This machine's CPU (/proc/cpuinfo on Linux; elsewhere what the platform module says, without flags)."""
+    return Cpu(machine=platform.machine(), model=cpuinfo('model name') or platform.processor() or platform.machine(),
+               vendor=cpuinfo('vendor_id') or 'unknown vendor', flags=frozenset((cpuinfo('flags') or '').split()))
 
 
 def outside_guarantee() -> str | None:
-    """Why this machine is outside the same-numbers guarantee (not x86-64, or no AVX2), or None."""
-    if platform.machine().lower() not in ('x86_64', 'amd64'):
-        return f'architecture {platform.machine()} is not x86-64: its numbers may differ from an x86-64 machine\'s'
-    if not cpu_has_avx2():
-        return 'this CPU does not announce AVX2: its numbers may differ from an AVX2 machine\'s'
-    return None
+    """Why this machine is outside the same-numbers guarantee whatever the libraries do (not x86-64, no AVX2)."""
+    return this_cpu().outside()
+
+
+def mkl_branch_code(setting: str) -> int:
+    """The code mkl_serv_cbwr_get reports for an MKL_CBWR value: 'COMPATIBLE,STRICT' -> 0x10003."""
+    branch, _, strict = setting.partition(',')
+    return MKL_BRANCHES[branch] | (MKL_STRICT if strict == 'STRICT' else 0)
+
+
+def mkl_branch_name(code: int) -> str:
+    """An MKL branch code in MKL_CBWR's words: 0x10002 -> 'AUTO,STRICT'."""
+    names = {value: name for name, value in MKL_BRANCHES.items()}
+    name = names.get(code & ~MKL_STRICT, f'{code & ~MKL_STRICT:#x}')
+    return name + (',STRICT' if code & MKL_STRICT else '')
+
+
+def check(cpu: Cpu, environment: Mapping[str, str], threads: int, dispatch: str | None, mkl_branch: int | None,
+          settings: Mapping[str, str] = SETTINGS) -> Check:
+    """Judge a process: the controls in its environment, torch's threads, the instruction set torch dispatches to
+    and the branch MKL reports (None: no MKL; the libraries are asked only once the environment is right, since
+    asking makes them read it)."""
+    faults = [f'{name}={environment.get(name)!r}, expected {value!r}' for name, value in settings.items()
+              if environment.get(name) != value]
+    if threads != 1:
+        faults.append(f'torch uses {threads} threads, expected 1 (torch.set_num_threads(1))')
+    outside = cpu.outside()
+    if outside is not None or faults:
+        return Check(tuple(faults), outside)
+    if dispatch != DISPATCH:
+        faults.append(f'torch dispatches to {dispatch}, expected {DISPATCH} '
+                      '(a torch computation ran before agentrl set ATEN_CPU_CAPABILITY)')
+    expected = mkl_branch_code(settings['MKL_CBWR'])
+    if mkl_branch is not None and mkl_branch != expected:
+        if mkl_branch == MKL_BRANCHES['AUTO'] | (expected & MKL_STRICT):  # read our setting, fell back: the CPU
+            outside = (f'MKL does not honour MKL_CBWR={settings["MKL_CBWR"]} on this CPU ({cpu.model}, {cpu.vendor}) '
+                       'and runs its AUTO branch, whose numbers depend on the CPU')
+        else:
+            faults.append(f'MKL runs branch {mkl_branch_name(mkl_branch)} ({mkl_branch:#x}), expected '
+                          f'{settings["MKL_CBWR"]} ({expected:#x}) (an MKL call ran before agentrl set MKL_CBWR)')
+    return Check(tuple(faults), outside)
 
 
 def _mkl_branch() -> int | None:
@@ -85,26 +154,23 @@ def _mkl_branch() -> int | None:
     return library.mkl_serv_cbwr_get(-1)  # MKL_CBWR_ALL: the branch and the strict flag
 
 
-def problems() -> list[str]:
-    """What differs from SETTINGS in this process, each saying what to set; empty when all is in force."""
+def check_this_process() -> Check:
+    """check() of this process: its CPU, environment and threads, and what torch and MKL report."""
     import torch
-    found = [f'{name}={os.environ.get(name)!r}, expected {value!r}' for name, value in SETTINGS.items()
-             if os.environ.get(name) != value]
-    if torch.get_num_threads() != 1:
-        found.append(f'torch uses {torch.get_num_threads()} threads, expected 1 (torch.set_num_threads(1))')
-    if outside_guarantee() is None and not found:  # asking a library first makes it read the environment
-        if torch.backends.cpu.get_cpu_capability() != DISPATCH:
-            found.append(f'torch dispatches to {torch.backends.cpu.get_cpu_capability()}, expected {DISPATCH} '
-                         '(a torch computation ran before agentrl set ATEN_CPU_CAPABILITY)')
-        branch = _mkl_branch()
-        if branch is not None and branch != _MKL_BRANCH:
-            found.append(f'MKL runs branch {branch:#x}, expected {_MKL_BRANCH:#x} '
-                         '(an MKL call ran before agentrl set MKL_CBWR)')
-    return found
+    cpu, environment = this_cpu(), {name: os.environ.get(name) for name in SETTINGS}
+    ask = cpu.outside() is None and all(environment[name] == value for name, value in SETTINGS.items())
+    return check(cpu, environment, torch.get_num_threads(),
+                 torch.backends.cpu.get_cpu_capability() if ask else None, _mkl_branch() if ask else None)
+
+
+def problems() -> list[str]:
+    """The caller's faults in this process, each saying what differs; empty when the caller is not at fault."""
+    return list(check_this_process().faults)
 
 
 def require() -> None:
-    """Refuse to compute where SETTINGS are not in force (NumericsError saying what to set)."""
+    """Refuse to compute where the caller defeated SETTINGS (NumericsError saying what to set). A CPU on which the
+    guarantee cannot be held is not refused: its runs say so in their provenance."""
     found = problems()
     if found:
         settings = ' '.join(f'{name}={value}' for name, value in SETTINGS.items())
@@ -114,9 +180,11 @@ def require() -> None:
 
 
 def provenance() -> dict:
-    """What a run's numbers were made under: the numerics version, CPU, torch's dispatch, the settings."""
+    """What a run's numbers were made under: the numerics version, CPU, torch's dispatch, the settings, and whether
+    the guarantee holds here (else why not)."""
     import torch
-    return dict(numerics_version=NUMERICS_VERSION, cpu=cpu_model(),
+    cpu = this_cpu()
+    return dict(numerics_version=NUMERICS_VERSION, cpu=cpu.model, cpu_vendor=cpu.vendor,
                 cpu_capability=torch.backends.cpu.get_cpu_capability(),
                 numeric_settings={name: os.environ.get(name) for name in SETTINGS},
-                guarantee=outside_guarantee() or 'same numbers on any x86-64 machine with AVX2')
+                guarantee=check_this_process().outside or GUARANTEE)

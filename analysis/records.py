@@ -8,6 +8,7 @@ Parquet, read back as the same Runs.
     <table>.parquet      iterations, epochs, minibatches, records: the CSVs of every run, name and seed first
     aggregate.json       the options the aggregation ran with (baseline, method, ...), so that
                          `python -m analysis aggregate --records DIR` rebuilds the same results without them
+    SHA256SUMS           every file's SHA-256, written with them: a damaged folder is refused before it is read
 
 Values are stored exactly (float64, as read from the CSVs). The bytes depend only on the records and the pinned
 pyarrow: zstd compression, no timestamps. The folder is written atomically, as one. claim_samples reads
@@ -23,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from agentrl.files import write_folder
+from agentrl.files import verify_records, with_manifest, write_folder
 from agentrl.numerics import UNSTATED_VERSION
 
 from .load import RUN_COLUMNS, TABLES, Runs
@@ -51,12 +52,12 @@ def run_rows(runs: Runs) -> pd.DataFrame:
 
 
 def write_records(runs: Runs, folder: Path | str, options: dict | None = None) -> list[Path]:
-    """Every frame of runs as Parquet files in folder, and the aggregation's options, written atomically as one
-    folder; returns the files' paths."""
+    """Every frame of runs as Parquet files in folder, the aggregation's options and the files' SHA-256, written
+    atomically as one folder; returns the files' paths."""
     frames = {RUNS: run_rows(runs), SUMMARIES: runs.summaries, **runs.tables}
     files = {f'{name}.parquet': parquet_bytes(frame) for name, frame in frames.items()}
     files[OPTIONS] = (json.dumps(options or {}, indent=2, sort_keys=True) + '\n').encode()
-    return write_folder(folder, files)
+    return write_folder(folder, with_manifest(files))
 
 
 def read(path: Path) -> pd.DataFrame:
@@ -69,6 +70,7 @@ def read(path: Path) -> pd.DataFrame:
 
 def load_options(folder: Path | str) -> dict:
     """The options of the aggregation that wrote the records in folder ({} if it stored none)."""
+    verify_records(folder)
     path = Path(folder) / OPTIONS
     try:
         return json.loads(path.read_text()) if path.is_file() else {}
@@ -78,6 +80,7 @@ def load_options(folder: Path | str) -> dict:
 
 def run_table(folder: Path | str) -> pd.DataFrame:
     """runs.parquet of the records in folder: kind, name, seed, config, numerics_version (absent: version 1)."""
+    verify_records(folder)
     runs = read(Path(folder) / f'{RUNS}.parquet')
     return runs if 'numerics_version' in runs else runs.assign(numerics_version=UNSTATED_VERSION)
 
@@ -90,7 +93,7 @@ def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) 
         if not (folder / f'{name}.parquet').is_file():
             raise ValueError(f'{folder} holds no {name}.parquet: not a run-records folder '
                              '(python -m analysis aggregate writes one under its --out)')
-    runs = run_table(folder)
+    runs = run_table(folder)  # verifies the folder
     tables = {name: read(folder / f'{name}.parquet') for name in TABLES if (folder / f'{name}.parquet').is_file()}
     summaries = read(folder / f'{SUMMARIES}.parquet')
     if reuse is not None:

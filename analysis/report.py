@@ -16,6 +16,7 @@ from .claims import claim_inputs, markdown as claims_markdown, summary as claims
 from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
+from agentrl.numerics import NUMERICS_VERSION, VERSIONS
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
@@ -132,7 +133,17 @@ def looks_line(claims: pd.DataFrame) -> str:
         'it looked at' for look in looks) + '.')
 
 
-def readme(result: Analysis, figures: list[str]) -> str:
+def numerics_line(runs: Runs) -> str:
+    """Which numerics versions made the runs, where each reruns bit for bit, and whether this code reuses them."""
+    versions = sorted(int(v) for v in runs.runs['numerics_version'].unique())
+    line = ' '.join(f'Made under numerics version {v}: {VERSIONS[v]}.' for v in versions)
+    if versions != [NUMERICS_VERSION]:
+        line += (f' This code is at numerics version {NUMERICS_VERSION}: the workflow reuses no run of another '
+                 'version, it makes them again.')
+    return line
+
+
+def readme(result: Analysis, runs: Runs, figures: list[str]) -> str:
     """results/README.md: the verdict counts and the ledger figure, five findings and the figures first; the long
     tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
@@ -159,7 +170,7 @@ def readme(result: Analysis, figures: list[str]) -> str:
         'in the ledger.', '',
         f'Baseline cell: `{result.ctx.baseline}`.', '',
         ', '.join(f'[{name}](figures/{name}.svg)' for name in shown) + ' (shown at the end).', '',
-        '## Runs', '', to_markdown(result.runs),
+        '## Runs', '', numerics_line(runs), '', to_markdown(result.runs),
         '## Trainer cells', '', to_markdown(main), 'All metrics: [tables/cells.md](tables/cells.md); per epoch: '
         '[tables/epochs.md](tables/epochs.md).', '',
         '## Ablations against the baseline', '', to_markdown(compared),
@@ -206,6 +217,6 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_ledger_figures(result.ctx, result.claims, result.looks, out)
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
-        index = readme(result, figures) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
+        index = readme(result, runs, figures) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
         paths.append(write_text(out / 'README.md', index))
     return paths

@@ -100,3 +100,26 @@ def test_a_failed_exchange_leaves_the_old_run_whole(tmp_path, monkeypatch):
         write_run(run, dict(version=2), dict(iterations=[dict(x=2)]))
     assert json.loads((run / 'run.json').read_text())['version'] == 1
     assert names(run) == ['iterations.csv', 'run.json'] and names(tmp_path) == ['seed~0']
+
+
+def test_a_manifest_finds_every_kind_of_damage_naming_the_file(tmp_path):
+    folder = tmp_path / 'records'
+    write_folder(folder, files.with_manifest({'runs.parquet': b'PAR1 rows PAR1', 'aggregate.json': b'{}\n'}))
+    assert (folder / files.MANIFEST).read_text().splitlines()[1].endswith('  runs.parquet')  # sha256sum's format
+    assert files.damage(folder) is None
+    files.verify_records(folder)
+    data = (folder / 'runs.parquet').read_bytes()
+    (folder / 'runs.parquet').write_bytes(data[:len(data) // 2])  # truncated
+    assert files.damage(folder) == f'{folder}/runs.parquet is not the file written with SHA256SUMS (its SHA-256 differs)'
+    (folder / 'runs.parquet').unlink()
+    assert files.damage(folder).startswith(f'{folder}/runs.parquet cannot be read')
+    (folder / 'runs.parquet').write_bytes(data)
+    (folder / files.MANIFEST).write_text('not a manifest\n')
+    assert 'SHA256SUMS cannot be read' in files.damage(folder)
+    (folder / files.MANIFEST).unlink()
+    with pytest.raises(files.DamagedRecords) as refused:
+        files.verify_records(folder)
+    message = str(refused.value)
+    assert '\n' not in message and f'{folder}/SHA256SUMS cannot be read' in message
+    assert f'`git checkout -- {folder}`' in message and f'--runs {tmp_path}/runs' in message
+    files.verify_records(tmp_path / 'none')  # no records folder: nothing to refuse

@@ -93,15 +93,16 @@ def test_defeated_settings_change_the_numbers_and_are_named():
     assert pinned_problems == '[]'
     assert defeated != pinned
     assert 'torch dispatches to DEFAULT, expected AVX2' in defeated_problems
-    assert 'MKL runs branch 0x3, expected 0x1000a' in defeated_problems
+    assert 'MKL runs branch COMPATIBLE (0x3), expected COMPATIBLE,STRICT (0x10003)' in defeated_problems
 
 
 def test_require_refuses_naming_what_to_set(monkeypatch):
     numerics.require()  # MKL and ATen read the settings now, before the environment changes
-    monkeypatch.setenv('MKL_CBWR', 'COMPATIBLE')
-    with pytest.raises(numerics.NumericsError, match=r"MKL_CBWR='COMPATIBLE', expected 'AVX2,STRICT'.*MKL_CBWR=AVX2,STRICT"):
+    monkeypatch.setenv('MKL_CBWR', 'AVX2')
+    with pytest.raises(numerics.NumericsError,
+                       match=r"MKL_CBWR='AVX2', expected 'COMPATIBLE,STRICT'.*MKL_CBWR=COMPATIBLE,STRICT"):
         numerics.require()
-    monkeypatch.setenv('MKL_CBWR', 'AVX2,STRICT')
+    monkeypatch.setenv('MKL_CBWR', 'COMPATIBLE,STRICT')
     torch.set_num_threads(2)
     try:
         with pytest.raises(numerics.NumericsError, match='torch uses 2 threads, expected 1'):
@@ -113,10 +114,10 @@ def test_require_refuses_naming_what_to_set(monkeypatch):
 
 def test_provenance_names_the_cpu_dispatch_and_settings():
     meta = numerics.provenance()
-    assert set(meta) == set(numerics.PROVENANCE_KEYS)
-    assert meta['numerics_version'] == numerics.NUMERICS_VERSION and meta['cpu']
+    assert set(meta) == {*numerics.PROVENANCE_KEYS, 'cpu_vendor'}
+    assert meta['numerics_version'] == numerics.NUMERICS_VERSION and meta['cpu'] and meta['cpu_vendor']
     assert meta['cpu_capability'] == 'AVX2' and meta['numeric_settings'] == numerics.SETTINGS
-    assert meta['guarantee'].startswith('same numbers')
+    assert meta['guarantee'] == numerics.GUARANTEE
 
 
 def test_importing_agentrl_numerics_imports_no_torch():

@@ -11,8 +11,8 @@ import yaml
 from test_design import DESIGN
 
 from workflow.design import expand_design
-from workflow.state import (DECISION_MODULES, basis, basis_file, check_look, digest, published, sources_option,
-                            split_runs, superseded, write_basis)
+from workflow.state import (DECISION_MODULES, basis, basis_file, check_look, digest, published, set_aside,
+                            sources_option, split_runs, superseded, unreadable_runs, write_basis)
 
 CELLS = expand_design(DESIGN)
 
@@ -98,3 +98,21 @@ def test_a_look_of_another_basis_or_naming_a_foreign_cell_is_an_error_naming_it(
         check_look(dict(look, next=dict(seeds=15, sources=['baseline', 'epochs~16'])), 'stage~1.json', 'abc',
                    ['baseline'])
     assert check_look(dict(look, next={}), 'stage~7.json', 'abc', []) == {}
+
+
+def test_an_unreadable_run_json_is_found_and_set_aside_so_its_run_counts_as_missing(tmp_path):
+    runs = {f'{kind}/{name}/seed~{seed}': dict(summary={}, provenance={}) for kind, name in
+            (('runs', 'baseline'), ('experiments', 'clip_gradients')) for seed in (0, 1)}
+    for folder, run in runs.items():
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / 'run.json').write_text(json.dumps(run))
+    (tmp_path / 'configs' / 'x' / 'seed~0').mkdir(parents=True)
+    (tmp_path / 'configs' / 'x' / 'seed~0' / 'run.json').write_text('not a run, not under runs/')
+    assert unreadable_runs(tmp_path) == []
+    truncated = tmp_path / 'runs/baseline/seed~1/run.json'
+    truncated.write_text(truncated.read_text()[:10])
+    partial = tmp_path / 'experiments/clip_gradients/seed~0/run.json'
+    partial.write_text('{"summary": {}}')  # JSON, but not a run's
+    assert unreadable_runs(tmp_path) == [partial, truncated]
+    assert set_aside(truncated) == truncated.with_name('run.json.unreadable') and not truncated.exists()
+    assert unreadable_runs(tmp_path) == [partial]

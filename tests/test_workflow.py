@@ -424,6 +424,43 @@ def test_a_removed_run_is_read_from_the_records_and_one_they_lack_reruns(paralle
     assert len(re.findall(r'^(?:local)?rule train:', out, flags=re.M)) == 1
 
 
+@pytest.mark.parametrize('damaged', ['runs.parquet', 'summaries.parquet', 'minibatches.parquet', 'aggregate.json',
+                                     'SHA256SUMS'])
+def test_damaged_records_stop_every_invocation_naming_the_file_and_the_way_back(parallel, tmp_path, damaged):
+    """A record file truncated after a complete run: the next invocation (a dry run, or a run) refuses before it
+    plans, in one line naming the file and how to restore it; nothing already computed is touched."""
+    work = copy_workdir(parallel, tmp_path / 'work')
+    records = work / TEST_RESULTS / 'records'
+    data = (records / damaged).read_bytes()
+    (records / damaged).write_bytes(data[:len(data) // 2])
+    before = {p: p.read_bytes() for p in (work / TEST_RESULTS).rglob('*') if p.is_file()}
+    for args in (['--dry-run'], ['--cores', 1]):
+        result = snakemake(work, *args)
+        assert result.returncode != 0
+        line = next(line for line in result.stdout.splitlines() if 'the run records are damaged' in line)
+        assert f'{TEST_RESULTS}/records/{damaged}' in line and '`git checkout -- ' in line, result.stdout[-3000:]
+        assert 'python -m analysis aggregate --runs' in line
+    assert {p: p.read_bytes() for p in (work / TEST_RESULTS).rglob('*') if p.is_file()} == before
+
+
+def test_an_unreadable_run_json_is_rerun_with_a_warning_naming_it(parallel, tmp_path):
+    """A run.json truncated after a complete run (the records gone too, or they would give the run): the next
+    invocation warns, naming it, sets it aside and makes that run again, the same numbers as before; nothing else
+    reruns but the looks and the aggregation that read it."""
+    work = copy_workdir(parallel, tmp_path / 'work')
+    shutil.rmtree(work / TEST_RESULTS / 'records')
+    run_json = work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1' / 'run.json'
+    whole = run_json.read_text()
+    run_json.write_text(whole[:len(whole) // 2])
+    out = succeeded(snakemake(work, '--cores', 2))
+    assert f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json cannot be read as a run' in out
+    assert re.findall(r'^(?:local)?rule train:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
+        f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json']
+    assert comparable_run(run_json) == comparable_run(parallel / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1'
+                                                      / 'run.json')
+    assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run'))
+
+
 def test_a_dry_run_prints_the_next_stages_plan_before_any_job(parallel, tmp_path):
     """Stage 1 looked at, stage 2 not run yet: the dry run names stage 2's cells and lists exactly its jobs."""
     work = copy_workdir(parallel, tmp_path / 'work')

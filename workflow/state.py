@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from agentrl.files import write_text
+from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design, seed_plan
 
@@ -34,10 +34,35 @@ CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
 
 def record_rows(records: Path | str) -> list[dict]:
     """The runs the records folder holds (kind, name, seed, config: JSON, '' for an experiment, numerics_version);
-    [] without records."""
+    [] without records; DamagedRecords where a file of the folder is not the one written with it."""
+    verify_records(records)
     path = Path(records) / 'runs.parquet'
     rows = pq.read_table(path).to_pylist() if path.is_file() else []
     return [{'numerics_version': UNSTATED_VERSION, **row} for row in rows]
+
+
+def unreadable_runs(results_dir: Path | str) -> list[Path]:
+    """The run.json files of results_dir's run directories (runs/, experiments/) that cannot be read as a run: not
+    JSON, or not an object with a summary and provenance (a file damaged after its job wrote it)."""
+    found = []
+    for path in sorted(Path(results_dir).glob('*/*/seed~*/run.json')):
+        if path.parts[-4] not in ('runs', 'experiments'):
+            continue
+        try:
+            run = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            run = None
+        if not (isinstance(run, dict) and {'summary', 'provenance'} <= set(run)):
+            found.append(path)
+    return found
+
+
+def set_aside(run_json: Path) -> Path:
+    """Move an unreadable run.json to run.json.unreadable beside it, so that its run counts as missing (its job
+    runs again and replaces the whole directory); the new path."""
+    aside = run_json.with_name(f'{run_json.name}.unreadable')
+    os.replace(run_json, aside)
+    return aside
 
 
 def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[str],

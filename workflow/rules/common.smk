@@ -14,10 +14,21 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from agentrl.algorithms import CRITIC_FIELDS  # the TrainConfig fields the critic's warm-up reads besides the seed
-from agentrl.files import write_text  # atomic: a temporary sibling, then a rename
+from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
-from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
+from workflow.state import (
+    basis,
+    basis_file,
+    digest,
+    published,
+    record_rows,
+    set_aside,
+    sources_option,
+    split_runs,
+    unreadable_runs,
+    write_basis,
+)
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
 # A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile
@@ -77,7 +88,13 @@ EXPERIMENTS = config["experiments"]
 # The state the design continues from (workflow/state.py): the runs the published records hold for it, and the
 # basis of its looks (a changed design, claims file or numerics version is another basis: the looks are remade).
 RECORDS = f"{RESULTS}/records"
-PUBLISHED = published(record_rows(RECORDS), DESIGN, EXPERIMENTS, NUMERICS_VERSION)
+try:
+    PUBLISHED = published(record_rows(RECORDS), DESIGN, EXPERIMENTS, NUMERICS_VERSION)
+except DamagedRecords as error:  # every invocation verifies the records it plans from before it plans
+    raise WorkflowError(str(error)) from None
+if workflow.is_main_process:  # a run directory whose run.json cannot be read counts as missing: its job reruns
+    for damaged in unreadable_runs(RESULTS):
+        logger.warning(f"{damaged} cannot be read as a run: moved to {set_aside(damaged)}, its run is made again")
 BASIS = basis(config, NUMERICS_VERSION)
 BASIS_FILE = basis_file(RESULTS, BASIS)
 
