@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workflow.design import next_look
+from workflow.plan import next_look
 
 from .chapter import Context
 from .claims import ledger, load_claims, samples

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from workflow.design import seed_plan
+from workflow.plan import seed_plan
 
 from .chapter import Context
 from .claims import FINDING, group, load_claims, samples

@@ -11,8 +11,8 @@ import yaml
 from test_design import DESIGN
 
 from workflow.design import expand_design
-from workflow.state import (DECISION_MODULES, basis, basis_file, check_look, digest, published, set_aside,
-                            sources_option, split_runs, superseded, unreadable_runs, write_basis)
+from workflow.state import (DECISION_MODULES, basis, basis_file, digest, published, set_aside, sources_option,
+                            split_runs, unreadable_runs, write_basis)
 
 CELLS = expand_design(DESIGN)
 
@@ -75,29 +75,6 @@ def test_the_basis_file_is_named_by_its_digest_and_replaces_the_others(tmp_path)
     write_basis(new, {'a': 2})
     assert [p.name for p in tmp_path.joinpath('configs').iterdir()] == [new.rsplit('/', 1)[1]]
     assert json.loads(open(new).read()) == {'a': 2}
-
-
-def test_a_look_is_superseded_while_its_basis_file_is_missing_or_newer(tmp_path):
-    look, basis_path = tmp_path / 'stage~1.json', tmp_path / 'basis~x.json'
-    look.write_text('{}')
-    assert superseded(str(look), str(basis_path))
-    basis_path.write_text('{}')
-    os.utime(look, (1000, 1000))
-    os.utime(basis_path, (2000, 2000))
-    assert superseded(str(look), str(basis_path))
-    os.utime(look, (3000, 3000))
-    assert not superseded(str(look), str(basis_path))
-
-
-def test_a_look_of_another_basis_or_naming_a_foreign_cell_is_an_error_naming_it():
-    look = dict(stage=1, seeds=10, basis='abc', next=dict(seeds=15, sources=['baseline', 'surrogate']), added='kept')
-    assert check_look(look, 'stage~1.json', 'abc', ['baseline', 'surrogate']) == look['next']
-    with pytest.raises(ValueError, match=r'stage~1.json was made for another design or claims \(basis abc'):
-        check_look(look, 'stage~1.json', 'xyz', ['baseline', 'surrogate'])
-    with pytest.raises(ValueError, match=r'stage~1.json names epochs~16: not a cell or experiment of this design'):
-        check_look(dict(look, next=dict(seeds=15, sources=['baseline', 'epochs~16'])), 'stage~1.json', 'abc',
-                   ['baseline'])
-    assert check_look(dict(look, next={}), 'stage~7.json', 'abc', []) == {}
 
 
 def test_an_unreadable_run_json_is_found_and_set_aside_so_its_run_counts_as_missing(tmp_path):

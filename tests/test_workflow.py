@@ -25,7 +25,8 @@ from snakemake.utils import validate
 
 from agentrl.numerics import NUMERICS_VERSION
 from workflow.design import (AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types,
-                             load_design, seed_plan)
+                             load_design)
+from workflow.plan import seed_plan
 from workflow.state import basis, basis_file
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,14 +24,11 @@ from pathlib import Path
 import yaml
 
 from agentrl.algorithms import ALGORITHMS
+from workflow.plan import DesignError, seed_plan
 
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
-
-
-class DesignError(ValueError):
-    """A design the schema cannot rule out but the trainer cannot run (names the cell and the values)."""
 
 
 @dataclass(frozen=True)
@@ -189,55 +186,6 @@ def expand_design(config: dict) -> dict[str, Cell]:
 def baseline_name(config: dict) -> str:
     """The name of the design's baseline cell."""
     return make_cell(config['baseline'], config).name
-
-
-# --- seeds: a fixed list, or stages of a sequential design ---------------------------------------
-
-@dataclass(frozen=True)
-class SeedPlan:
-    """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Sequential
-    ({initial, step, max}): stage k gives the cells and experiments that feed a claim still undecided the seeds
-    0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max)."""
-    seeds: tuple[int, ...]  # every seed a cell or experiment can get, in order
-    looks: tuple[int, ...]  # seeds per source at each stage's look
-    step: int  # 0 for a fixed design
-
-    @property
-    def sequential(self) -> bool:
-        return self.step > 0
-
-    @property
-    def max_seeds(self) -> int:
-        return self.looks[-1]
-
-    def seeds_at(self, stage: int) -> list[int]:
-        """The seeds a source that reaches stage `stage` (from 1) has."""
-        if not 1 <= stage <= len(self.looks):
-            raise DesignError(f'stage {stage} is not a stage of this design: it has stages 1 to {len(self.looks)}')
-        return list(self.seeds[:self.looks[stage - 1]])
-
-    def most_jobs(self, sources: int) -> int:
-        """The most run jobs the design can take with this many cells and experiments (every source to max)."""
-        return sources * self.max_seeds
-
-
-def seed_plan(config: dict) -> SeedPlan:
-    """The design's SeedPlan from its `seeds` (validated by the schema); max below initial is an error."""
-    seeds = config['seeds']
-    if isinstance(seeds, list):
-        return SeedPlan(tuple(seeds), (len(seeds),), 0)
-    initial, step, most = seeds['initial'], seeds['step'], seeds['max']
-    if most < initial:
-        raise DesignError(f'seeds: max={most} is less than initial={initial}')
-    looks = [initial]
-    while looks[-1] < most:
-        looks.append(next_look(looks[-1], step, most))
-    return SeedPlan(tuple(range(most)), tuple(looks), step)
-
-
-def next_look(seeds: int, step: int, most: int) -> int:
-    """The seeds per source at the look after one at `seeds`: `step` more, at most `most` (the design's max)."""
-    return min(seeds + step, most)
 
 
 # --- files and the command line ---------------------------------------------------------------

@@ -3,16 +3,17 @@
 Records are the state. A run of the design (a cell or experiment at a seed) is reused from the records
 (`<results_dir>/records/runs.parquet`) when they hold it for the same cell config, seed
 and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERSION, 1); a run directory of this working
-copy, where there is one, is read instead; any other run is made by its job. A look (rules/stages.smk) belongs to
+copy, where there is one, is read instead; any other run is made by its job. A look (workflow/plan.py) belongs to
 its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides the claims
-(DECISION_MODULES) and the numerics version; the basis file's name holds its digest, so a new basis is a missing file
-and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment
+(DECISION_MODULES, found from the look's imports) and the numerics version; the basis file's name holds its digest,
+so a new basis is a missing file and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment
 the design does not have, is never read.
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -24,12 +25,38 @@ import pyarrow.parquet as pq
 
 from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
-from workflow.design import Cell, expand_design, seed_plan
+from workflow.design import Cell, expand_design
+from workflow.plan import seed_plan
 
-DECISION_MODULES = ('cells', 'chapter', 'claims', 'load', 'metrics', 'records', 'sequential', 'stats', 'text',
-                    'verdicts', 'words')  # what a look (python -m analysis stage) reads runs and decides claims with
-CLAIMS_FILES = tuple(Path(__file__).resolve().parents[1] / 'analysis' / name
-                     for name in ('claims.yaml', 'chapter_values.yaml', *(f'{m}.py' for m in DECISION_MODULES)))
+ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
+LOOK_ENTRY = ('load', 'records', 'sequential')  # what a look (python -m analysis stage) reads runs and decides with
+
+
+def analysis_imports(module: str) -> set[str]:
+    """The analysis modules one analysis module imports itself (`from .x import`, `from . import x`), from its
+    source: the workflow never imports analysis."""
+    tree = ast.parse((ANALYSIS / f'{module}.py').read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            found |= {node.module.split('.')[0]} if node.module else {alias.name for alias in node.names}
+    return {name for name in found if (ANALYSIS / f'{name}.py').is_file()}
+
+
+def decision_modules(entry: Iterable[str] = LOOK_ENTRY) -> tuple[str, ...]:
+    """The analysis modules a look runs: its entry modules and everything they import, transitively; sorted."""
+    found, todo = set(), list(entry)
+    while todo:
+        module = todo.pop()
+        if module not in found:
+            found.add(module)
+            todo += analysis_imports(module)
+    return tuple(sorted(found))
+
+
+DECISION_MODULES = decision_modules()
+CLAIMS_FILES = tuple(ANALYSIS / name for name in ('claims.yaml', 'chapter_values.yaml',
+                                                  *(f'{m}.py' for m in DECISION_MODULES)))
 
 
 def record_rows(records: Path | str) -> list[dict]:
@@ -137,21 +164,3 @@ def write_basis(path: Path | str, value: dict) -> Path:
         if other != path:
             other.unlink()
     return write_text(path, json.dumps(value, indent=2, sort_keys=True) + '\n')
-
-
-def superseded(look: str, basis_path: str) -> bool:
-    """Whether a look will be remade before it is read: the basis file is missing (about to be made) or newer."""
-    return not os.path.exists(basis_path) or os.path.getmtime(basis_path) > os.path.getmtime(look)
-
-
-def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -> dict:
-    """A look's plan of the next stage, once the look is known to be of this basis and to name only the design's
-    cells and experiments; an error naming the look and what is wrong otherwise."""
-    if look.get('basis') != basis_digest:
-        raise ValueError(f'{path} was made for another design or claims (basis {look.get("basis")}, this design\'s '
-                         f'{basis_digest}) and is newer than this basis: it is not read; remove it to remake it')
-    plan = look.get('next', {})
-    foreign = [name for name in plan.get('sources', []) if name not in set(names)]
-    if foreign:
-        raise ValueError(f'{path} names {", ".join(foreign)}: not a cell or experiment of this design')
-    return plan

@@ -16,19 +16,10 @@ from snakemake.logging import logger
 from agentrl.algorithms import CRITIC_FIELDS  # the TrainConfig fields the critic's warm-up reads besides the seed
 from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
-from workflow.design import DesignError, baseline_name, cell_json, expand_design, seed_plan
-from workflow.state import (
-    basis,
-    basis_file,
-    digest,
-    published,
-    record_rows,
-    set_aside,
-    sources_option,
-    split_runs,
-    unreadable_runs,
-    write_basis,
-)
+from workflow.design import baseline_name, cell_json, expand_design
+from workflow.plan import DesignError, seed_plan
+from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
+from workflow.state import set_aside, unreadable_runs  # a run.json that cannot be read: its run counts as missing
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
 # A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile

@@ -1,0 +1,84 @@
+"""The seed plan and the looks (workflow/plan.py), without Snakemake: the seeds of every stage from the looks made so
+far, where the design ends, what a stage adds and logs, and which look files are read."""
+import json
+import os
+
+import pytest
+
+from workflow.plan import (DesignError, SeedPlan, added_runs, check_look, final_stage, look_file, read_next,
+                           seed_plan, seeds_at_stage, stage_summary, superseded)
+
+PLAN = seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 20}})
+NAMES = ['baseline', 'lam~0.95', 'surrogate']
+LOOKS = {1: dict(seeds=15, sources=['baseline', 'surrogate']), 2: dict(seeds=20, sources=['surrogate']), 3: {}}
+
+
+def test_a_sequential_plan_looks_at_initial_then_every_step_up_to_max():
+    assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5) and PLAN.sequential and PLAN.max_seeds == 20
+    assert PLAN.seeds_at(2) == list(range(15)) and PLAN.most_jobs(len(NAMES)) == 60
+    assert PLAN.looks_option(2) == '--looks 10 15 --max-seeds 20'
+    with pytest.raises(DesignError, match='stage 4 is not a stage of this design: it has stages 1 to 3'):
+        PLAN.seeds_at(4)
+    with pytest.raises(DesignError, match='seeds: max=5 is less than initial=10'):
+        seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 5}})
+    fixed = seed_plan({'seeds': [3, 5]})
+    assert fixed == SeedPlan((3, 5), (2,), 0) and not fixed.sequential
+
+
+def test_each_stage_has_the_seeds_the_looks_before_it_gave():
+    assert seeds_at_stage(PLAN, NAMES, 1, LOOKS.get) == dict.fromkeys(NAMES, 10)
+    assert seeds_at_stage(PLAN, NAMES, 3, LOOKS.get) == {'baseline': 15, 'lam~0.95': 10, 'surrogate': 20}
+    assert final_stage(PLAN, LOOKS.get) == 3
+    assert final_stage(PLAN, {1: {}}.get) == 1 and final_stage(seed_plan({'seeds': [0, 1]}), LOOKS.get) == 1
+    with pytest.raises(DesignError, match='stage 3 is not planned: the design ended at stage 2'):
+        seeds_at_stage(PLAN, NAMES, 3, {1: LOOKS[1], 2: {}}.get)
+
+
+def test_a_stage_adds_only_the_new_seeds_of_the_sources_it_grows_and_says_so():
+    before, after = seeds_at_stage(PLAN, NAMES, 1, LOOKS.get), seeds_at_stage(PLAN, NAMES, 2, LOOKS.get)
+    added = added_runs(PLAN, after, before)
+    assert added == {'baseline': list(range(10, 15)), 'surrogate': list(range(10, 15))}
+    assert added_runs(PLAN, before, {}) == {name: list(range(10)) for name in NAMES}
+    assert stage_summary(PLAN, 2, added, ['baseline', 'lam~0.95'], 3) == (
+        'stage 2 of at most 3: 1 cells and 1 experiments to 15 seeds, 10 runs added, 3 to make (the others are '
+        'published or here)\n  cells: baseline\n  experiments: surrogate')
+
+
+def test_a_look_file_is_read_only_for_its_basis(tmp_path):
+    path, basis_path = look_file(str(tmp_path), 1), str(tmp_path / 'basis~abc.json')
+    assert path == f'{tmp_path}/stages/stage~1.json'
+    os.makedirs(os.path.dirname(path))
+    with open(path, 'w') as file:
+        json.dump(dict(stage=1, basis='abc', next=LOOKS[1]), file)
+    with open(basis_path, 'w') as file:
+        file.write('{}')
+    os.utime(basis_path, (1000, 1000))
+    assert read_next(path, 'abc', basis_path, NAMES) == LOOKS[1]
+    assert read_next(path, 'xyz', str(tmp_path / 'basis~xyz.json'), NAMES) == {}  # about to be remade: not read
+    with pytest.raises(ValueError, match='was made for another design or claims'):
+        read_next(path, 'xyz', basis_path, NAMES)  # older basis file: the look is newer, and of another basis
+
+
+def test_a_look_is_superseded_while_its_basis_file_is_missing_or_newer(tmp_path):
+    look, basis_path = tmp_path / 'stage~1.json', tmp_path / 'basis~x.json'
+    look.write_text('{}')
+    assert superseded(str(look), str(basis_path))
+    basis_path.write_text('{}')
+    os.utime(look, (1000, 1000))
+    os.utime(basis_path, (2000, 2000))
+    assert superseded(str(look), str(basis_path))
+    os.utime(look, (3000, 3000))
+    assert not superseded(str(look), str(basis_path))
+
+
+def test_a_look_of_another_basis_or_naming_a_foreign_cell_is_an_error_naming_it():
+    look = dict(stage=1, seeds=10, basis='abc', next=dict(seeds=15, sources=['baseline', 'surrogate']), added='kept')
+    assert check_look(look, 'stage~1.json', 'abc', ['baseline', 'surrogate']) == look['next']
+    with pytest.raises(ValueError, match=r'stage~1.json was made for another design or claims \(basis abc'):
+        check_look(look, 'stage~1.json', 'xyz', ['baseline', 'surrogate'])
+    with pytest.raises(ValueError, match=r'stage~1.json names epochs~16: not a cell or experiment of this design'):
+        check_look(dict(look, next=dict(seeds=15, sources=['baseline', 'epochs~16'])), 'stage~1.json', 'abc',
+                   ['baseline'])
+    assert check_look(dict(look, next={}), 'stage~7.json', 'abc', []) == {}
+
+
