@@ -6,7 +6,7 @@ import sys
 from snakemake.utils import min_version, validate
 
 sys.path.insert(0, workflow.basedir)  # workflow/design.py, importable as workflow.design
-from workflow.design import config_schema_file
+from workflow.design import config_schema_file, extend
 
 min_version("9.0")
 
@@ -16,6 +16,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+config.update(extend(config))  # the design it extends, filled in (workflow/design.py)
+config.pop("extends", None)
 with config_schema_file() as schema:
     validate(config, schema)
 

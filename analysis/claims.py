@@ -48,6 +48,11 @@ def printed_value(spec: dict, chapter: dict) -> str | None:
         spec['metric'])
 
 
+def chapter_constant(name: str, path: Path | str = CLAIMS_FILE):
+    """A constant of the chapter the claims file states once and its claims reference (kl_target)."""
+    return yaml.load(Path(path).read_text(), Loader=LOADER)[name]
+
+
 def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
     """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
     and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where

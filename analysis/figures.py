@@ -23,6 +23,7 @@ from agentrl.files import write_bytes
 
 from .cells import axes, block_name, blocks, order
 from .chapter import Context, printed
+from .claims import chapter_constant
 from .compare import COLUMNS as COMPARE_COLUMNS
 from .load import Runs
 from .metrics import EPOCH, TRAIN
@@ -34,7 +35,6 @@ METADATA = {'svg': {'Date': None, 'Creator': None}, 'png': {'Software': None}}
 FORMATS = ('svg', 'png')
 FOREST_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'reward_same_episodes')  # the main outcomes, where
 # a cell has them (the last: runs of another length); all in the tables
-KL_TARGET = 0.02  # the chapter's early-stopping target, marked in Figure 8.3
 CLIP, DUAL = 0.2, 3.0  # Figure 8.2: eps and the dual-clip constant c
 
 
@@ -178,7 +178,8 @@ def figure_8_3(ctx: Context, stem: Path) -> list[Path]:
         for table, marker in (('T8', 'kx'), ('T10', 'k+')):
             ax.plot(*_chapter_points(ctx, table, metric, EPOCH), marker, label=f'chapter {table} (one seed)')
         if metric == 'approx_kl':
-            ax.axhline(KL_TARGET, color='k', linestyle='--', linewidth=1, label=f'target {KL_TARGET:g}')
+            target = chapter_constant('kl_target')  # the chapter's early-stopping target, marked in Figure 8.3
+            ax.axhline(target, color='k', linestyle='--', linewidth=1, label=f'target {target:g}')
         legend_outside(ax)
         ax.set(xlabel='epoch', ylabel=metric)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -199,7 +200,7 @@ def learning_curves(ctx: Context, runs: Runs) -> Figure:
             if len(curve):
                 curve = curve.assign(x=curve['iteration'] + 1, value=curve['reward'])
                 band(ax, summarize(curve, ['x']), 'x', level_name(field, levels[cell]), colors[levels[cell]])
-        ax.set(xlabel='iteration', ylabel='batch reward', title=AXES[field].title if field in AXES else field)
+        ax.set(xlabel='iteration', ylabel='batch reward', title=field)
         if len(rows):
             legend_outside(ax, title=seeds_note(rows))
         else:

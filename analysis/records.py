@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from agentrl.files import verify_records, with_manifest, write_folder
 from agentrl.numerics import UNSTATED_VERSION
+from workflow.design import BASELINE, cell_name
 
 from .load import RUN_COLUMNS, TABLES, Runs
 
@@ -85,6 +86,19 @@ def run_table(folder: Path | str) -> pd.DataFrame:
     return runs if 'numerics_version' in runs else runs.assign(numerics_version=UNSTATED_VERSION)
 
 
+def current_names(runs: pd.DataFrame) -> dict[str, str]:
+    """Each name of a run table -> its cell's name now (workflow.design.cell_name of its config against the
+    baseline's): records made before a cell was renamed read as the renamed cell. Experiments, and every run of
+    records without a baseline cell, keep their names."""
+    names = dict(zip(runs['name'], runs['name']))
+    baseline = runs.loc[(runs['kind'] == 'train') & (runs['name'] == BASELINE), 'config']
+    if len(baseline):
+        reference = json.loads(baseline.iloc[0])
+        names.update({name: cell_name(json.loads(config), reference)
+                      for kind, name, config in zip(runs['kind'], runs['name'], runs['config']) if kind == 'train'})
+    return names
+
+
 def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) -> Runs:
     """The Runs that write_records wrote to folder (reuse: only these seeds of these names, each of which the records
     must hold); a run's path is the folder."""
@@ -96,6 +110,9 @@ def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) 
     runs = run_table(folder)  # verifies the folder
     tables = {name: read(folder / f'{name}.parquet') for name in TABLES if (folder / f'{name}.parquet').is_file()}
     summaries = read(folder / f'{SUMMARIES}.parquet')
+    renamed = current_names(runs)
+    runs, summaries = (frame.assign(name=frame['name'].map(renamed)) for frame in (runs, summaries))
+    tables = {name: frame.assign(name=frame['name'].map(renamed)) for name, frame in tables.items()}
     if reuse is not None:
         wanted = pd.MultiIndex.from_tuples([(name, seed) for name, seeds in reuse.items() for seed in seeds],
                                            names=['name', 'seed'])

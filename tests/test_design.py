@@ -1,7 +1,13 @@
-"""The design module: cell names and values from a small design, written out by hand."""
-import pytest
+"""The design module: cell names and values from a small design, written out by hand; designs that extend others."""
+from pathlib import Path
 
-from workflow.design import AXES, Axis, DesignError, baseline_name, config_schema, expand_design
+import pytest
+import yaml
+
+from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, expand_design, extend,
+                             load_design)
+
+REPO = Path(__file__).resolve().parents[1]
 
 BASELINE = dict(algorithm='ppo', lam=1.0, epochs=4, minibatches=4, clip_high=0.2, value_clip=0.2, target_kl=None,
                 lr=1e-3, kl_penalty=None)
@@ -13,8 +19,8 @@ DESIGN = dict(trainer=dict(iterations=30, episodes_per_iteration=64, gamma=1), b
 
 def test_cells_are_named_by_where_they_differ_from_the_baseline_and_hold_the_values_the_trainer_reads():
     cells = expand_design(DESIGN)
-    assert list(cells) == ['baseline', 'algo~reinforce', 'epochs~1', 'lam~0.95', 'lam~0.95_kl~0.02']
-    assert cells['algo~reinforce'].values == dict(algorithm='reinforce', episodes_per_iteration=64, gamma=1.0,
+    assert list(cells) == ['baseline', 'algorithm~reinforce', 'epochs~1', 'lam~0.95', 'lam~0.95_target_kl~0.02']
+    assert cells['algorithm~reinforce'].values == dict(algorithm='reinforce', episodes_per_iteration=64, gamma=1.0,
                                                   iterations=80, lr=2e-3)
     one_epoch = cells['epochs~1']
     assert one_epoch.values == dict(BASELINE, epochs=1, gamma=1.0, iterations=30, episodes_per_iteration=64)
@@ -25,7 +31,7 @@ def test_cells_are_named_by_where_they_differ_from_the_baseline_and_hold_the_val
 def test_an_axis_added_at_its_baseline_level_renames_no_cell(monkeypatch):
     """A new axis in the registry, at its baseline level: every name stays; a sweep of it adds one named cell."""
     names = list(expand_design(DESIGN))
-    gamma = Axis('gamma', 'gamma', ('ppo',), {'type': 'number', 'minimum': 0, 'maximum': 1}, 'gamma')
+    gamma = Axis('gamma', ('ppo',), {'type': 'number', 'minimum': 0, 'maximum': 1})
     monkeypatch.setitem(AXES, 'gamma', gamma)
     design = dict(DESIGN, trainer=dict(iterations=30, episodes_per_iteration=64), baseline=dict(BASELINE, gamma=1))
     assert list(expand_design(design)) == names
@@ -38,9 +44,38 @@ def test_a_cell_with_more_minibatches_than_episodes_is_an_error_naming_it():
         expand_design(dict(DESIGN, sweeps=dict(minibatches=[128])))
 
 
-def test_every_axis_has_its_schema_a_label_and_a_figure_name():
+def test_every_axis_goes_by_its_field_name_in_the_schema_the_cells_and_the_figures():
     schema = config_schema()
     assert set(schema['properties']['baseline']['required']) == set(AXES)
-    labels = [axis.label for axis in AXES.values()]
-    assert len(set(labels)) == len(labels) and all('~' not in label and '_' != label[-1] for label in labels)
-    assert AXES['epochs'].show(8) == 'epochs=8' and AXES['target_kl'].show(None) == 'target KL=none'
+    assert all(name == axis.field and '~' not in name for name, axis in AXES.items())
+    assert AXES['epochs'].show(8) == 'epochs=8' and AXES['target_kl'].show(None) == 'target_kl=none'
+
+
+def test_a_cells_name_follows_from_its_config_and_the_baselines():
+    cells = expand_design(DESIGN)
+    baseline = cells['baseline'].values
+    assert all(cell_name(cell.values, baseline) == name for name, cell in cells.items())
+    whole = dict(cells['lam~0.95_target_kl~0.02'].values, clip_low=0.2, seed=3)  # a run's whole TrainConfig
+    assert cell_name(whole, baseline) == 'lam~0.95_target_kl~0.02'
+
+
+def test_a_design_that_extends_another_states_only_where_it_differs(tmp_path):
+    (tmp_path / 'base.yaml').write_text(yaml.safe_dump(DESIGN))
+    small = dict(extends='base.yaml', trainer=dict(iterations=2), baseline=dict(epochs=2), sweeps=dict(lam=[0.9]))
+    design = extend(small, tmp_path)
+    assert design['trainer'] == dict(DESIGN['trainer'], iterations=2) and design['baseline'] == dict(BASELINE, epochs=2)
+    assert design['sweeps'] == dict(lam=[0.9]) and design['factorial'] == DESIGN['factorial']  # replaced, kept
+    assert 'extends' not in design and extend(dict(DESIGN)) == DESIGN
+    (tmp_path / 'loop.yaml').write_text('extends: loop.yaml\n')
+    with pytest.raises(DesignError, match='extends: loop.yaml extends itself through loop.yaml'):
+        extend(dict(extends='loop.yaml'), tmp_path)
+    with pytest.raises(DesignError, match='extends: none.yaml: No such file or directory'):
+        extend(dict(extends='none.yaml'), tmp_path)
+
+
+def test_the_test_design_extends_the_default_and_states_no_axis_of_its_own():
+    """An axis added to the default design reaches the test design without an edit there."""
+    raw = yaml.safe_load((REPO / 'config' / 'test.yaml').read_text())
+    assert raw['extends'] == 'config/config.yaml' and set(raw['baseline']) < set(AXES)
+    assert load_design(REPO / 'config' / 'test.yaml')['baseline'] == dict(
+        load_design(REPO / 'config' / 'config.yaml')['baseline'], **raw['baseline'])

@@ -25,11 +25,11 @@ def test_learning_curves_have_a_panel_per_axis_named_by_the_registry_with_legend
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         panels = {ax.get_title(): ax for ax in fig.axes}
-        assert set(panels) == {'algorithm', 'lambda', 'epochs', 'target KL', 'value clip'}
+        assert set(panels) == {'algorithm', 'lam', 'epochs', 'target_kl', 'value_clip'}
         labels = {title: [t.get_text() for t in ax.get_legend().get_texts()] for title, ax in panels.items()}
-        assert labels['lambda'] == ['lambda=0.9', 'lambda=0.95', 'lambda=1']
-        assert labels['target KL'] == ['target KL=none', 'target KL=0.02']
-        assert panels['lambda'].get_legend().get_title().get_text() == 'bands: 95% CI of the mean over 12 seeds'
+        assert labels['lam'] == ['lam=0.9', 'lam=0.95', 'lam=1']
+        assert labels['target_kl'] == ['target_kl=none', 'target_kl=0.02']
+        assert panels['lam'].get_legend().get_title().get_text() == 'bands: 95% CI of the mean over 12 seeds'
         boxes = [ax.get_window_extent(renderer) for ax in fig.axes]
         for ax in fig.axes:
             legend = ax.get_legend().get_window_extent(renderer)
@@ -42,11 +42,11 @@ def test_a_level_has_one_colour_everywhere_and_the_baselines_is_black(ctx_runs):
     assert colors[1.0] == 'k' and colors[0.9] != colors[0.95]
     comparisons = compare(ctx.values, ctx.configs, ctx.baseline)
     with style():
-        curves = {ax.get_title(): ax for ax in learning_curves(ctx, runs).axes}['lambda']
+        curves = {ax.get_title(): ax for ax in learning_curves(ctx, runs).axes}['lam']
         plot = forest(comparisons, 'lam', ctx)
     curve_colors = {line.get_label(): line.get_color() for line in curves.get_lines()}
     tick_labels = [t.get_text() for t in plot.axes[0].get_yticklabels()]
-    assert tick_labels == ['lambda=0.9', 'lambda=0.95']
+    assert tick_labels == ['lam=0.9', 'lam=0.95']
     point_colors = plot.axes[0].collections[-1].get_facecolors()
     for label, rgba in zip(tick_labels, point_colors):
         assert tuple(round(c, 6) for c in rgba[:3]) == tuple(round(c, 6) for c in curve_colors[label])

@@ -47,6 +47,7 @@ import pytest
 import yaml
 from checkout import copy_checkout
 from agentrl.golden import comparable_csv, comparable_run
+from workflow.design import expand_design, load_design
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / 'workflow' / 'scripts' / 'slurm_localhost.sh'
@@ -111,7 +112,10 @@ def test_the_profiles_table_counts_the_default_designs_slurm_jobs(tmp_path):
               for body in re.split(r'^\[.*\] Group job \w+ \(jobs in lexicogr\. order\):$', out.stdout, flags=re.M)[1:]]
     single = [rule for rule in re.findall(r'^rule (\w+):$', out.stdout, flags=re.M) if rule in SLURM_RULES]
     sizes = sorted(len(rules) for rules in groups)
-    assert sizes == [1] * 10 + [22] * 10  # REINFORCE runs alone; each seed's critic with its 21 PPO runs
+    cells = expand_design(load_design(REPO / 'config' / 'config.yaml')).values()
+    ppo = sum(cell.values['algorithm'] == 'ppo' for cell in cells)
+    # REINFORCE's runs alone; each seed's critic with its PPO runs
+    assert sizes == [1] * (10 * (len(cells) - ppo)) + [ppo + 1] * 10
     assert all(rules.count('warm_critic') == 1 for rules in groups if len(rules) > 1)
     assert sorted(single) == ['aggregate', 'base_agent'] + ['experiment'] * 60
     stage_one = len(groups) + len(single) - 1  # the aggregation comes after the last stage
@@ -355,9 +359,9 @@ def test_every_job_ran_in_a_completed_slurm_job_grouped_by_seed(runs):
             assert len({seed_of(step.output) for step in job.steps}) == 1, job.steps
             trains = [step.output for step in job.steps if step.rule == 'train']
             if 'warm_critic' in rules:
-                assert job.steps[0].rule == 'warm_critic' and not any('/algo~reinforce/' in t for t in trains), job.steps
+                assert job.steps[0].rule == 'warm_critic' and not any('/algorithm~reinforce/' in t for t in trains), job.steps
             else:
-                assert len(job.steps) == 1 and '/algo~reinforce/' in trains[0], job.steps
+                assert len(job.steps) == 1 and '/algorithm~reinforce/' in trains[0], job.steps
         else:
             assert len(job.steps) == 1 and job.record['comment'].startswith(f'rule_{rules[0]}'), job.record
         # one CPU, a group's jobs one after another: the sum of their runtimes, the most memory of one
@@ -366,7 +370,7 @@ def test_every_job_ran_in_a_completed_slurm_job_grouped_by_seed(runs):
         assert job.record['memory'] == f'{max(step.mem_mb for step in job.steps)}M', job.record
     # every PPO run shares the SLURM job of its seed's critic: fewer SLURM jobs than grouped jobs
     for output, (rule, _) in expected.items():
-        if rule == 'train' and '/algo~reinforce/' not in output:
+        if rule == 'train' and '/algorithm~reinforce/' not in output:
             assert finished_in[output] is finished_in[str(TEST_RESULTS / 'critics' / f'seed~{seed_of(output)}.pt')]
     grouped = [output for output, (rule, _) in expected.items() if rule in ('warm_critic', 'train')]
     group_jobs = {finished_in[output].id for output in grouped}

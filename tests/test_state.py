@@ -25,10 +25,12 @@ def row(name, seed, config=None, kind='train', numerics=2):
 def test_a_published_run_is_reused_only_for_the_same_cell_config_seed_and_numerics():
     base = dict(CELLS['baseline'].values, clip_low=0.2)  # a record holds the whole TrainConfig
     rows = [row('baseline', 0, base), row('baseline', 1, base), row('baseline', 2, base, numerics=1),
-            row('baseline', 3, dict(base, iterations=31)), row('epochs~1', 0, base),  # a name whose config moved
+            row('baseline', 3, dict(base, iterations=31)), row('epochs~1', 4, base),  # the baseline's config
             row('lam~0.5', 0, dict(base, lam=0.5)), row('surrogate', 0, kind='experiment'),
-            row('staleness', 0, kind='experiment')]
-    assert published(rows, CELLS, ['surrogate'], numerics=2) == {'baseline': {0, 1}, 'surrogate': {0}}
+            row('staleness', 0, kind='experiment'),
+            row('lam~0.95_kl~0.02', 5, dict(base, lam=0.95, target_kl=0.02))]  # named before the rename
+    assert published(rows, CELLS, ['surrogate'], numerics=2) == {
+        'baseline': {0, 1, 4}, 'surrogate': {0}, 'lam~0.95_target_kl~0.02': {5}}
     assert published(rows, CELLS, ['surrogate'], numerics=1) == {'baseline': {2}}
 
 

@@ -34,7 +34,7 @@ DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
 BASELINE_CELL = 'baseline'
-TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algo~reinforce']
+TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce']
 
 
 def environment() -> dict:
@@ -105,21 +105,55 @@ def test_default_dry_run_plans_the_first_stage_and_prints_it(tmp_path):
     # one config file per cell, PPO's critic (its config file and one warmed critic per seed), the looks' basis and
     # the look after it; the aggregation and all wait for the looks (their inputs are known once the last look is)
     expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1 + 1
-    assert (cells, seeds, experiments, plan.looks, plan.step) == (22, 10, 6, (10, 15, 20, 25, 30, 35, 40), 5)
+    assert (seeds, plan.looks, plan.step) == (10, (10, 15, 20, 25, 30, 35, 40), 5)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
     assert (int(counts['train']), int(counts['cell_config']), int(counts['stage'])) == (cells * seeds, cells, 1)
     assert (int(counts['warm_critic']), int(counts['critic_config'])) == (seeds, 1)
-    assert f'stage 1 of at most 7: {cells} cells and {experiments} experiments to 10 seeds, 280 runs added' in out
+    assert (f'stage 1 of at most 7: {cells} cells and {experiments} experiments to 10 seeds, '
+            f'{(cells + experiments) * seeds} runs added') in out
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
+
+
+def test_an_axis_is_added_by_editing_two_files(tmp_path):
+    """A trainer field not yet swept (gamma) becomes an axis with two edits: its entry in AXES and its baseline level
+    and sweep in config/config.yaml. The schema, the test design and every other cell's name follow; the workflow
+    plans the new cell's first stage and the analysis labels it `gamma=0.99`."""
+    clone = copy_checkout(tmp_path / 'clone')
+    registry = clone / 'workflow' / 'design.py'
+    entry = "    Axis('gamma', PPO, _number(minimum=0, maximum=1), 'the discount'),\n"
+    registry.write_text(registry.read_text().replace("    Axis('kl_penalty',", entry + "    Axis('kl_penalty',", 1))
+    design = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    design['baseline']['gamma'], design['sweeps']['gamma'] = 1.0, [1.0, 0.99]
+    (clone / 'config' / 'config.yaml').write_text(yaml.safe_dump(design, sort_keys=False))
+    env = {**environment(), 'PYTHONPATH': str(clone)}
+
+    def planned_runs(config: str) -> set[str]:
+        out = succeeded(subprocess.run([sys.executable, '-m', 'snakemake', '--dry-run', '--configfile', config],
+                                       cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       timeout=600))
+        outputs = re.findall(r'^rule train:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M)
+        return {path.split('/')[-3] for path in outputs}
+
+    before = list(expand_design(load_design(DEFAULT_CONFIG)))
+    assert planned_runs('config/config.yaml') == {*before, 'gamma~0.99'}
+    assert planned_runs('config/test.yaml') == set(TEST_CELLS)  # it extends the default: gamma at its baseline
+    label = subprocess.run([sys.executable, '-c', 'from analysis.figures import level_name; from analysis.cells import '
+                            'axes; from workflow.design import expand_design, load_design; '
+                            'cells = {n: c.values for n, c in expand_design(load_design("config/config.yaml")).items()}; '
+                            'print(axes(cells, "baseline")["gamma"], level_name("gamma", 0.99))'],
+                           cwd=clone, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    assert label.strip() == "['gamma~0.99'] gamma=0.99"
 
 
 def test_the_stages_and_jobs_are_bounded_by_max():
     out = subprocess.run([sys.executable, '-m', 'workflow.design', 'stages', '--configfile', str(DEFAULT_CONFIG)],
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
-    assert "stage's look [10, 15, 20, 25, 30, 35, 40]; at most 7 stages and 1120 run jobs" in out, out
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    sources = len(expand_design(config)) + len(config['experiments'])
+    assert f"stage's look [10, 15, 20, 25, 30, 35, 40]; at most 7 stages and {sources * 40} run jobs" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
     assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).sequential
 
@@ -131,7 +165,7 @@ def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none
     for line in trains:
         seed = re.search(r'--seed (\d+)', line).group(1)
         critic = f"--critic '{TEST_RESULTS}/critics/seed~{seed}.pt'"
-        ppo = 'algo~reinforce' not in line
+        ppo = 'algorithm~reinforce' not in line
         assert (critic in line) == ppo and ('--critic' in line) == ppo, line
     warms = re.findall(r'python -m agentrl warm-critic .*$', out, flags=re.M)
     assert sorted(re.search(r'--seed (\d+)', line).group(1) for line in warms) == ['0', '1']
@@ -139,8 +173,8 @@ def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none
 
 def test_default_cell_paths_name_where_the_cell_differs_from_the_baseline(tmp_path):
     outputs = {output for _, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG)}
-    for run in ('baseline/seed~0', 'lam~0.95/seed~3', 'epochs~8_mb~8/seed~9', 'lr~0.0005/seed~0', 'klpen~1/seed~0',
-                'vclip~none/seed~0', 'algo~reinforce/seed~0'):
+    for run in ('baseline/seed~0', 'lam~0.95/seed~3', 'epochs~8_minibatches~8/seed~9', 'lr~0.0005/seed~0', 'kl_penalty~1/seed~0',
+                'value_clip~none/seed~0', 'algorithm~reinforce/seed~0'):
         assert f'results/runs/{run}/run.json' in outputs, run
     assert 'results/experiments/staleness/seed~9/run.json' in outputs
 
@@ -319,7 +353,7 @@ def test_end_to_end_from_base_agent_to_aggregation(parallel):
             assert run['config'] == {**run['config'], **config, 'seed': seed}
             assert (results / 'logs' / 'runs' / cell / f'seed~{seed}.log').read_text().count('iter ') >= 2
             assert (results / 'benchmarks' / 'runs' / cell / f'seed~{seed}.tsv').exists()
-    assert json.loads((results / 'configs' / 'algo~reinforce.json').read_text())['algorithm'] == 'reinforce'
+    assert json.loads((results / 'configs' / 'algorithm~reinforce.json').read_text())['algorithm'] == 'reinforce'
     for seed in (0, 1):
         run = json.loads((results / 'experiments' / 'clip_gradients' / f'seed~{seed}' / 'run.json').read_text())
         assert (run['kind'], run['name'], run['seed']) == ('experiment', 'clip_gradients', seed)
@@ -409,8 +443,8 @@ def test_a_removed_run_is_read_from_the_records_and_one_they_lack_reruns(paralle
     """Records are the state: a removed run directory the records hold is not rerun (its looks and the aggregation
     are, reading it from the records); removed from the records too, it reruns with the looks after it."""
     work = copy_workdir(parallel, tmp_path / 'work')
-    shutil.rmtree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1')
-    train = ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')
+    shutil.rmtree(work / TEST_RESULTS / 'runs' / 'algorithm~reinforce' / 'seed~1')
+    train = ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json')
     planned = dry_run_jobs(work)  # the look after stage 2 waits for the first (a checkpoint): the run remakes both
     assert ('stage', f'{TEST_RESULTS}/stages/stage~1.json') in planned and ('aggregate', f'{TEST_RESULTS}/claims.md') \
         in planned and not [job for job in planned if job[0] in ('train', 'experiment')]
@@ -450,14 +484,14 @@ def test_an_unreadable_run_json_is_rerun_with_a_warning_naming_it(parallel, tmp_
     reruns but the looks and the aggregation that read it."""
     work = copy_workdir(parallel, tmp_path / 'work')
     shutil.rmtree(work / TEST_RESULTS / 'records')
-    run_json = work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1' / 'run.json'
+    run_json = work / TEST_RESULTS / 'runs' / 'algorithm~reinforce' / 'seed~1' / 'run.json'
     whole = run_json.read_text()
     run_json.write_text(whole[:len(whole) // 2])
     out = succeeded(snakemake(work, '--cores', 2))
-    assert f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json cannot be read as a run' in out
+    assert f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json cannot be read as a run' in out
     assert re.findall(r'^(?:local)?rule train:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
-        f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json']
-    assert comparable_run(run_json) == comparable_run(parallel / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~1'
+        f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json']
+    assert comparable_run(run_json) == comparable_run(parallel / TEST_RESULTS / 'runs' / 'algorithm~reinforce' / 'seed~1'
                                                       / 'run.json')
     assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run'))
 
@@ -481,14 +515,14 @@ def test_a_dry_run_prints_the_next_stages_plan_before_any_job(parallel, tmp_path
 def test_the_aggregation_reads_the_designs_runs_only(parallel, tmp_path):
     """A run left from a cell outside the design (dropped or renamed) is not aggregated."""
     work = copy_workdir(parallel, tmp_path / 'work')
-    stale = work / TEST_RESULTS / 'runs' / 'algo~stale' / 'seed~0'
-    shutil.copytree(work / TEST_RESULTS / 'runs' / 'algo~reinforce' / 'seed~0', stale)
+    stale = work / TEST_RESULTS / 'runs' / 'algorithm~stale' / 'seed~0'
+    shutil.copytree(work / TEST_RESULTS / 'runs' / 'algorithm~reinforce' / 'seed~0', stale)
     run = json.loads((stale / 'run.json').read_text())
-    (stale / 'run.json').write_text(json.dumps(dict(run, name='algo~stale')))
+    (stale / 'run.json').write_text(json.dumps(dict(run, name='algorithm~stale')))
     succeeded(snakemake(work, '--cores', 1, '--forcerun', 'aggregate'))
     tables = work / TEST_RESULTS / 'tables'
-    assert 'algo~reinforce' in (tables / 'cells.csv').read_text()
-    assert not [p.name for p in tables.glob('*.csv') if 'algo~stale' in p.read_text()]
+    assert 'algorithm~reinforce' in (tables / 'cells.csv').read_text()
+    assert not [p.name for p in tables.glob('*.csv') if 'algorithm~stale' in p.read_text()]
 
 
 def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
@@ -496,10 +530,10 @@ def test_a_changed_value_reruns_only_the_cells_it_changes(parallel, tmp_path):
     faster = write_config(tmp_path / 'lr.yaml', algorithms={'reinforce': {'lr': 3e-3}})
     assert dry_run_jobs(parallel, config=faster) == [
         ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''), ('basis', looks_basis(faster)),
-        ('cell_config', f'{TEST_RESULTS}/configs/algo~reinforce.json'),
+        ('cell_config', f'{TEST_RESULTS}/configs/algorithm~reinforce.json'),
         ('stage', f'{TEST_RESULTS}/stages/stage~1.json'),
-        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~0/run.json'),
-        ('train', f'{TEST_RESULTS}/runs/algo~reinforce/seed~1/run.json')]  # seed 2 once stage 1 is looked at again
+        ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~0/run.json'),
+        ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json')]  # seed 2 once stage 1 is looked at again
     relisted = write_config(tmp_path / 'same.yaml', baseline={**config['baseline'], 'lam': 1},
                             sweeps={'lam': [0.95, 1], 'algorithm': ['reinforce']})
     assert 'Nothing to be done' in succeeded(snakemake(parallel, '--dry-run', config=relisted))

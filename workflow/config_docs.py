@@ -25,8 +25,9 @@ python -m workflow.design stages --configfile FILE     # its stages: seeds at ea
 
 The file is validated against `workflow/schemas/config.schema.yaml` before any job runs; every mapping rejects a key
 it does not know. An ablation axis is declared once, in `workflow/design.py` (`AXES`), which generates the schema's
-axis sections. A cell is named by its axes' levels (`algo~ppo_lam~0.95_...`); its config file holds the TrainConfig
-fields (`agentrl/config.py`) the design sets, and every other field takes TrainConfig's default (the chapter's).
+axis sections. A cell is named by the axes where it differs from the baseline (`lam~0.95`, `epochs~8_minibatches~8`);
+its config file holds the TrainConfig fields (`agentrl/config.py`) the design sets, and every other field takes
+TrainConfig's default (the chapter's).
 
 This file is generated from the schema by `python -m workflow.config_docs`; edit the schema, not this file.
 """
@@ -83,7 +84,7 @@ def render() -> str:
     trainer = [(f'`{name}`', described(f'trainer.{name}', fragment), allowed(fragment, defs))
                for name, fragment in defs['trainer']['properties'].items()]
     axes = [(f'`{name}`', described(f'baseline.{name}', defs['axes'][name]), allowed(axis.schema, defs),
-             ', '.join(axis.algorithms), f'`{axis.label}~`') for name, axis in AXES.items()]
+             ', '.join(axis.algorithms), f'`{name}~`') for name, axis in AXES.items()]
     return '\n'.join([
         INTRO,
         '## Top-level keys\n',

@@ -1,7 +1,7 @@
 """The ablation design: the axis registry, the config schema's axis sections, the design's expansion and cell names.
 
-One place per axis. An axis is declared once, in AXES, under its TrainConfig field name (the one name
-the config, the cell files, the claims and the figures use); its values are checked by the JSON schema
+One place per axis. An axis is declared once, in AXES, under its TrainConfig field name: the one name the config,
+the cell names (`target_kl~0.02`), the cell files, the claims, the tables and the figures use; its values are checked by the JSON schema
 fragment declared with it, from which the config schema's axis sections (`$defs/axes`, `baseline`,
 `$defs/levels`) are generated. A cell is named by the axes where it differs from the baseline, so an axis
 added at its baseline level renames no cell. Adding an axis touches this file, TrainConfig if the trainer
@@ -26,24 +26,24 @@ import yaml
 from agentrl.algorithms import ALGORITHMS
 from workflow.plan import DesignError, seed_plan
 
+REPO = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
+MERGED = ('trainer', 'baseline')  # a design that extends another merges these key by key; every other key replaces
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
 
 
 @dataclass(frozen=True)
 class Axis:
-    """One ablation axis: a TrainConfig field, its label in a cell's path, where it applies, its schema and figure name."""
+    """One ablation axis: a TrainConfig field (its name everywhere), where it applies, its schema, what it is."""
     field: str
-    label: str  # in a cell's path: `<label>~<value>`
     algorithms: tuple[str, ...]
     schema: dict  # JSON schema of one level
-    title: str  # how a figure names it: `<title>=<value>`
     description: str = ''
 
     def show(self, value) -> str:
-        """A level as figures and tables show it: `epochs=8`, `target KL=none`."""
-        return f'{self.title}={text(value)}'
+        """A level as cell names, figures and tables show it: `epochs=8`, `target_kl=none`."""
+        return f'{self.field}={text(value)}'
 
 
 def _number(**bounds) -> dict:
@@ -55,18 +55,16 @@ def _optional_number(**bounds) -> dict:
 
 
 AXES: dict[str, Axis] = {axis.field: axis for axis in (
-    Axis('algorithm', 'algo', ALGORITHMS, {'enum': list(ALGORITHMS)}, 'algorithm',
+    Axis('algorithm', ALGORITHMS, {'enum': list(ALGORITHMS)},
          "ppo, or reinforce: Chapter 6's baseline (its cells ignore the PPO-only axes)"),
-    Axis('lam', 'lam', PPO, _number(minimum=0, maximum=1), 'lambda', 'GAE lambda'),
-    Axis('epochs', 'epochs', PPO, {'type': 'integer', 'minimum': 1}, 'epochs', 'PPO epochs over each batch'),
-    Axis('minibatches', 'mb', PPO, {'type': 'integer', 'minimum': 1}, 'minibatches',
-         'minibatches per epoch (at most episodes_per_iteration)'),
-    Axis('clip_high', 'clip_high', PPO, _number(minimum=0), 'eps_high', 'the upper clip range epsilon_high'),
-    Axis('value_clip', 'vclip', PPO, _optional_number(minimum=0), 'value clip', "the critic's value clip; null: none"),
-    Axis('target_kl', 'kl', PPO, _optional_number(exclusiveMinimum=0), 'target KL',
-         'early stopping on the k3 KL estimate; null: none'),
-    Axis('lr', 'lr', PPO, _number(exclusiveMinimum=0), 'lr', "the policy's Adam learning rate"),
-    Axis('kl_penalty', 'klpen', PPO, _optional_number(exclusiveMinimum=0), 'KL penalty beta',
+    Axis('lam', PPO, _number(minimum=0, maximum=1), 'GAE lambda'),
+    Axis('epochs', PPO, {'type': 'integer', 'minimum': 1}, 'PPO epochs over each batch'),
+    Axis('minibatches', PPO, {'type': 'integer', 'minimum': 1}, 'minibatches per epoch (at most episodes_per_iteration)'),
+    Axis('clip_high', PPO, _number(minimum=0), 'the upper clip range epsilon_high'),
+    Axis('value_clip', PPO, _optional_number(minimum=0), "the critic's value clip; null: none"),
+    Axis('target_kl', PPO, _optional_number(exclusiveMinimum=0), 'early stopping on the k3 KL estimate; null: none'),
+    Axis('lr', PPO, _number(exclusiveMinimum=0), "the policy's Adam learning rate"),
+    Axis('kl_penalty', PPO, _optional_number(exclusiveMinimum=0),
          'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
 )}
 
@@ -156,16 +154,24 @@ def design_points(config: dict) -> list[dict]:
 
 def make_cell(point: dict, config: dict) -> Cell:
     """The cell of a design point: axes of its algorithm in AXES order, `trainer` and `algorithms` constants; named
-    by the axes where it differs from the design's baseline (`lam~0.95`, `epochs~8_mb~8`), the baseline `baseline`."""
+    by cell_name."""
     algorithm = point['algorithm']
     applies = [name for name, axis in AXES.items() if algorithm in axis.algorithms and name in point]
     levels = {name: canonical(AXES[name].schema, point[name]) for name in applies}
     baseline = {name: canonical(AXES[name].schema, value) for name, value in config['baseline'].items()}
-    label = '_'.join(f'{AXES[name].label}~{text(levels[name])}' for name in applies
-                     if name not in baseline or levels[name] != baseline[name]) or BASELINE
     constants = {**config.get('trainer', {}), **config.get('algorithms', {}).get(algorithm, {})}
     constants = {name: canonical(field_schema(name), value) for name, value in constants.items()}
-    return Cell(label, dict(sorted({**constants, **levels}.items())), levels)
+    return Cell(cell_name(levels, baseline), dict(sorted({**constants, **levels}.items())), levels)
+
+
+def cell_name(values: dict, baseline: dict) -> str:
+    """A cell's name from its config values and the baseline cell's: `<field>~<value>` for each axis of its algorithm
+    (registry order) where the two differ, joined by `_` (`lam~0.95`, `epochs~8_minibatches~8`); `baseline` where
+    none does. Derived from the config alone, so a published run keeps its cell when names change."""
+    algorithm = values.get('algorithm')
+    return '_'.join(f'{name}~{text(values[name])}' for name, axis in AXES.items()
+                    if algorithm in axis.algorithms and name in values and values[name] != baseline.get(name)) \
+        or BASELINE
 
 
 def expand_design(config: dict) -> dict[str, Cell]:
@@ -195,10 +201,28 @@ def cell_json(values: dict) -> str:
     return json.dumps(values, sort_keys=True) + '\n'
 
 
+def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
+    """A design with the design it `extends` (a file, relative to the repository root) filled in: every key the
+    design does not state comes from the file it extends; trainer and baseline are merged key by key (MERGED).
+    Resolved again in the file extended, so designs chain; a missing file or a cycle is a DesignError naming it."""
+    if 'extends' not in design:
+        return dict(design)
+    name = design['extends']
+    if name in seen:
+        raise DesignError(f'extends: {name} extends itself through {" -> ".join(seen)}')
+    try:
+        base = extend(yaml.safe_load((root / name).read_text()) or {}, root, (*seen, name))
+    except OSError as error:
+        raise DesignError(f'extends: {name}: {error.strerror} (a design file, relative to {root})') from None
+    own = {key: value for key, value in design.items() if key != 'extends'}
+    return {**base, **own, **{key: {**base.get(key, {}), **own[key]} for key in MERGED if key in own}}
+
+
 def load_design(path: Path | str) -> dict:
-    """A design file, validated against the generated schema (defaults filled in), as the Snakefile sees it."""
+    """A design file, what it extends filled in, validated against the generated schema (defaults filled in), as
+    the Snakefile sees it."""
     from snakemake.utils import validate
-    design = yaml.safe_load(Path(path).read_text())
+    design = extend(yaml.safe_load(Path(path).read_text()))
     with config_schema_file() as schema:
         validate(design, schema)
     return design

@@ -55,6 +55,7 @@ def decision_modules(entry: Iterable[str] = LOOK_ENTRY) -> tuple[str, ...]:
 
 
 DECISION_MODULES = decision_modules()
+MISSING = object()  # a config field a record lacks: equal to no value
 CLAIMS_FILES = tuple(ANALYSIS / name for name in ('claims.yaml', 'chapter_values.yaml',
                                                   *(f'{m}.py' for m in DECISION_MODULES)))
 
@@ -94,21 +95,22 @@ def set_aside(run_json: Path) -> Path:
 
 def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[str],
               numerics: int) -> dict[str, set[int]]:
-    """Name -> the seeds the records hold for it at this numerics version: a cell's runs whose config holds the cell's
-    values (its config file), an experiment's by name. A record of another name, config or version is not reused."""
+    """Name -> the seeds the records hold for it at this numerics version: a cell's runs are those whose config holds
+    the cell's values (its config file), whatever name the record gives them, so renamed cells rerun nothing; an
+    experiment's by name. A record of another config, experiment or version is not reused."""
     found: dict[str, set[int]] = {}
     experiments = set(experiments)
     for row in rows:
-        name = row['name']
         if row['numerics_version'] != numerics:
             continue
-        if name in cells:
+        if row['kind'] == 'train':
             config = json.loads(row['config']) if row['config'] else {}
-            if row['kind'] != 'train' or any(config.get(k, object()) != v for k, v in cells[name].values.items()):
-                continue
-        elif row['kind'] != 'experiment' or name not in experiments:
-            continue
-        found.setdefault(name, set()).add(int(row['seed']))
+            name = next((name for name, cell in cells.items()
+                         if all(config.get(k, MISSING) == v for k, v in cell.values.items())), None)
+        else:
+            name = row['name'] if row['kind'] == 'experiment' and row['name'] in experiments else None
+        if name is not None:
+            found.setdefault(name, set()).add(int(row['seed']))
     return found
 
 
