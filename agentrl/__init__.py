@@ -1,7 +1,8 @@
 """agentrl: TinyAgent, the BugFix tasks and environment, the lockstep sampler, the losses and the PPO trainer.
 
-Importing the package fixes the numeric libraries' code paths (agentrl.numerics) and nothing else: the
-names below load their module, and torch with it, on first use, so `agentrl.numerics` stays cheap.
+Importing the package fixes the numeric libraries' code paths (agentrl.numerics) for torch, now or when torch is
+imported, and nothing else: the names below load their module, and torch with it, on first use, so the pure modules
+(numerics, files, algorithms) stay cheap and a process that never loads torch keeps its environment.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import importlib
 
 from . import numerics
 
-numerics.apply()
+numerics.apply_before_torch()
 __version__ = '0.1.0'
 
 _EXPORTS = {

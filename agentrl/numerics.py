@@ -8,7 +8,8 @@ AVX2, the widest level common to x86-64 CPUs, MKL at its COMPATIBLE branch, and 
 instruction-set branches (AVX2, AVX512, ...) on Intel CPUs only and silently runs its AUTO branch elsewhere;
 COMPATIBLE (SSE2 without the approximate rcpps/rsqrtps, whose results differ between vendors) is the branch it
 honours on every x86-64 CPU. The libraries read the controls lazily, at their first kernel, so `apply()` runs when
-agentrl is imported (after torch is fine, before its first computation is not).
+agentrl and torch are both imported, whichever comes first (torch before agentrl is fine, a torch computation before
+agentrl is not); a process that imports agentrl's pure modules without torch keeps its environment.
 
 `check()` judges a process: a caller at fault (other settings, more threads, a torch computation before agentrl set
 the controls) is refused by `require()`; a CPU on which a library does not put a setting in force (no AVX2, not
@@ -22,8 +23,10 @@ Pure Python: imports neither torch nor pandas, so the workflow and the analysis 
 """
 from __future__ import annotations
 
+import importlib.abc
 import os
 import platform
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -80,6 +83,25 @@ class Check:
 def apply() -> None:
     """Put SETTINGS in this process's environment (and its children's), over whatever the caller set."""
     os.environ.update(SETTINGS)
+
+
+class _BeforeTorch(importlib.abc.MetaPathFinder):
+    """Applies SETTINGS when torch is first imported, before its code (and the OpenMP runtime it loads) runs."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == 'torch':
+            sys.meta_path.remove(self)
+            apply()
+        return None  # the import goes on as usual
+
+
+def apply_before_torch() -> None:
+    """apply() now if torch is already imported (before its first computation is fine), else when it is imported:
+    a process that never loads torch (the analysis, the workflow) keeps its environment as it was."""
+    if 'torch' in sys.modules:
+        apply()
+    elif not any(isinstance(finder, _BeforeTorch) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeTorch())
 
 
 def cpuinfo(field: str) -> str | None:

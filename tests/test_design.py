@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, expand_design, extend,
-                             load_design)
+from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, design_differences,
+                             expand_design, extend, load_design, runtime_minutes, shared_critic)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,3 +79,16 @@ def test_the_test_design_extends_the_default_and_states_no_axis_of_its_own():
     assert raw['extends'] == 'config/config.yaml' and set(raw['baseline']) < set(AXES)
     assert load_design(REPO / 'config' / 'test.yaml')['baseline'] == dict(
         load_design(REPO / 'config' / 'config.yaml')['baseline'], **raw['baseline'])
+
+
+def test_the_jobs_needs_follow_from_the_cells():
+    cells = {name: cell.values for name, cell in expand_design(DESIGN).items()}
+    assert runtime_minutes(cells['baseline']) == 5  # at least 5 minutes
+    assert runtime_minutes(dict(cells['baseline'], iterations=300)) == 14  # 3x (5 s + 300 x 64 x 5 passes x 2.7 ms)
+    assert shared_critic(cells) == '{}\n'  # no critic constant set: TrainConfig's defaults
+    differing = dict(cells, **{'lam~0.95': dict(cells['lam~0.95'], critic_lr=3e-4)})
+    with pytest.raises(DesignError, match=r"the PPO cells must share the critic's constants.*\n  baseline: \{\}\n"
+                                          r'  lam~0.95: \{"critic_lr": 0.0003\}'):
+        shared_critic(differing)
+    assert design_differences(DESIGN, dict(DESIGN, seeds=[0], baseline=dict(BASELINE, lam=0.9))) == [
+        'baseline.lam: 1.0 -> 0.9', 'seeds: (absent) -> [0]']

@@ -120,6 +120,22 @@ def test_provenance_names_the_cpu_dispatch_and_settings():
     assert meta['guarantee'] == numerics.GUARANTEE
 
 
+@pytest.mark.parametrize('imports, applied', [
+    ('import analysis.__main__, analysis.report, analysis.simulation, workflow.state', False),  # no torch: untouched
+    ('import agentrl, agentrl.files', False),
+    ('import agentrl; import torch', True),  # the settings come with torch
+    ('import torch; import agentrl', True),  # torch first (no computation yet): at agentrl's import
+])
+def test_the_settings_are_set_only_in_a_process_that_loads_torch(imports, applied):
+    code = (f'import os, sys; before = dict(os.environ); {imports}; '
+            'print("torch" in sys.modules, os.environ == before, all(os.environ.get(k) == v for k, v in '
+            '__import__("agentrl.numerics").numerics.SETTINGS.items()))')
+    env = {k: v for k, v in os.environ.items() if k not in numerics.SETTINGS}
+    out = subprocess.run([sys.executable, '-c', code], check=True, cwd=REPO, env={**env, 'PYTHONPATH': str(REPO)},
+                         text=True, capture_output=True).stdout.split()
+    assert out == [str(applied), str(not applied), str(applied)]
+
+
 def test_importing_agentrl_numerics_imports_no_torch():
     code = 'import sys, agentrl.numerics, agentrl; print("torch" in sys.modules)'
     out = subprocess.run([sys.executable, '-c', code], check=True, cwd=REPO, text=True, capture_output=True)

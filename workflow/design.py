@@ -16,6 +16,7 @@ import contextlib
 import functools
 import itertools
 import json
+import math
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from agentrl.algorithms import ALGORITHMS
+from agentrl.algorithms import ALGORITHMS, CRITIC_FIELDS
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -192,6 +193,51 @@ def expand_design(config: dict) -> dict[str, Cell]:
 def baseline_name(config: dict) -> str:
     """The name of the design's baseline cell."""
     return make_cell(config['baseline'], config).name
+
+
+# --- what the jobs need: their time, the warmed critic they share, the design they were planned with
+
+# One job's time, one thread: a PPO cell does (epochs + 1) passes over each batch (sampling, then the
+# epochs), REINFORCE two. Measured with `python -m agentrl.bench --chapter-run` (issue 12): the chapter's
+# default cell (30 x 64 episodes, 4 epochs, its critic warmed beforehand) trains and evaluates in 26 s
+# on one thread of a 2-core machine (matmul peak 98 GFLOP/s), 2.7 ms per episode and pass; a job adds
+# about 5 s to start Python, import torch (and torch._dynamo, which torch.optim imports) and load the
+# base agent and the critic. The estimate is tripled and rounded up.
+SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.0027, 5
+
+
+def runtime_minutes(values: dict) -> int:
+    """Minutes to allow one trainer run of a cell (its TrainConfig fields), at least 5."""
+    passes = values['epochs'] + 1 if values['algorithm'] == 'ppo' else 2
+    episodes = values['iterations'] * values['episodes_per_iteration']
+    seconds = SECONDS_FIXED + SECONDS_PER_EPISODE_PASS * episodes * passes
+    return max(5, math.ceil(3 * seconds / 60))
+
+
+def shared_critic(cells: dict[str, dict]) -> str:
+    """The critic's constants (CRITIC_FIELDS) that the PPO cells (name -> values) share, as a cell file: one warmed
+    critic per seed serves them all; a DesignError naming the cells where they differ."""
+    found = {}
+    for name, values in cells.items():
+        if values['algorithm'] == 'ppo':
+            found.setdefault(cell_json({f: values[f] for f in CRITIC_FIELDS if f in values}), name)
+    if len(found) > 1:
+        raise DesignError("the PPO cells must share the critic's constants (one warmed critic per seed); they differ:"
+                          '\n  ' + '\n  '.join(f'{cell}: {text.strip()}' for text, cell in found.items()))
+    return next(iter(found), cell_json({}))
+
+
+ABSENT = object()  # a key one of two designs lacks
+
+
+def design_differences(planned, seen, prefix: str = '') -> list[str]:
+    """'key: planned -> seen' for every dotted key whose value differs between two configs."""
+    if not (isinstance(planned, dict) and isinstance(seen, dict)):
+        shown = ['(absent)' if value is ABSENT else json.dumps(value) for value in (planned, seen)]
+        return [] if planned == seen else [f"{prefix or 'config'}: {shown[0]} -> {shown[1]}"]
+    return [line for key in sorted(set(planned) | set(seen), key=str)
+            for line in design_differences(planned.get(key, ABSENT), seen.get(key, ABSENT),
+                                           f'{prefix}.{key}' if prefix else str(key))]
 
 
 # --- files and the command line ---------------------------------------------------------------

@@ -6,17 +6,15 @@ iteration, a job's design against its parent's) is checked here, still before an
 """
 
 import json
-import math
 import os
 import shlex
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from agentrl.algorithms import CRITIC_FIELDS  # the TrainConfig fields the critic's warm-up reads besides the seed
 from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
-from workflow.design import baseline_name, cell_json, expand_design
+from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.plan import DesignError, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
 from workflow.state import set_aside, unreadable_runs  # a run.json that cannot be read: its run counts as missing
@@ -28,23 +26,6 @@ from workflow.state import set_aside, unreadable_runs  # a run.json that cannot 
 # subprocesses inherit it), so that a job that would still see another design stops, naming why.
 
 DESIGN_VARIABLE = "AGENTRL_DESIGN"
-
-
-ABSENT = object()
-
-
-def design_differences(planned, seen, prefix=""):
-    """'key: planned -> seen' for every dotted key whose value differs between two configs."""
-    if not (isinstance(planned, dict) and isinstance(seen, dict)):
-        shown = ["(absent)" if value is ABSENT else json.dumps(value) for value in (planned, seen)]
-        return [] if planned == seen else [f"{prefix or 'config'}: {shown[0]} -> {shown[1]}"]
-    return [
-        line
-        for key in sorted(set(planned) | set(seen), key=str)
-        for line in design_differences(
-            planned.get(key, ABSENT), seen.get(key, ABSENT), f"{prefix}.{key}" if prefix else str(key)
-        )
-    ]
 
 
 def check_parents_design(config):
@@ -112,22 +93,9 @@ def cell_file(wildcards):
     return cell_json(cell_values(wildcards))
 
 
-# One job's time, one thread: a PPO cell does (epochs + 1) passes over each batch (sampling, then the
-# epochs), REINFORCE two. Measured with `python -m agentrl.bench --chapter-run` (issue 12): the chapter's
-# default cell (30 x 64 episodes, 4 epochs, its critic warmed beforehand) trains and evaluates in 26 s
-# on one thread of this 2-core machine (matmul peak 98 GFLOP/s), 2.7 ms per episode and pass; a job adds
-# about 5 s to start Python, import torch (and torch._dynamo, which torch.optim imports) and load the
-# base agent and the critic. The estimate is tripled and rounded up.
-SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.0027, 5
-
-
 def train_runtime(wildcards):
-    """Minutes to allow one trainer run of the cell."""
-    values = cell_values(wildcards)
-    passes = values["epochs"] + 1 if values["algorithm"] == "ppo" else 2
-    episodes = values["iterations"] * values["episodes_per_iteration"]
-    seconds = SECONDS_FIXED + SECONDS_PER_EPISODE_PASS * episodes * passes
-    return max(5, math.ceil(3 * seconds / 60))
+    """Minutes to allow one trainer run of the cell (workflow/design.py, runtime_minutes)."""
+    return runtime_minutes(cell_values(wildcards))
 
 
 def run_path(name, seed):
@@ -153,17 +121,11 @@ def stage1_runs(names):
 
 
 def critic_constants():
-    """The critic's constants that the design's PPO cells share (absent: TrainConfig's defaults)."""
-    found = {}
-    for name, values in CELLS.items():
-        if values["algorithm"] == "ppo":
-            found.setdefault(cell_json({f: values[f] for f in CRITIC_FIELDS if f in values}), name)
-    if len(found) > 1:
-        raise WorkflowError(
-            "the PPO cells must share the critic's constants (one warmed critic per seed); "
-            "they differ:\n  " + "\n  ".join(f"{cell}: {text.strip()}" for text, cell in found.items())
-        )
-    return next(iter(found), cell_json({}))
+    """The critic's constants that the design's PPO cells share (workflow/design.py, shared_critic)."""
+    try:
+        return shared_critic(CELLS)
+    except DesignError as error:
+        raise WorkflowError(str(error)) from None
 
 
 def critic_input(wildcards):
