@@ -1,5 +1,5 @@
 """Command line: python -m analysis {aggregate,tables,figures,claims,stage}
-(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--looks N... --max-seeds N];
+(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--seeds JSON --stage K];
 --run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out."""
 from __future__ import annotations
@@ -9,16 +9,17 @@ import json
 import sys
 
 from agentrl.files import write_text
+from workflow.plan import look_text, seed_plan
 
 from .chapter import Context
 from .load import Runs, combine, load_runs
 from .records import load_options, load_records, parse_reuse
 from .report import aggregate
-from .sequential import Design, next_stage
+from .sequential import next_stage
 from .stats import METHODS
 
-DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, looks=None,
-                max_seeds=None)  # the aggregation's options
+DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, seeds=None,
+                stage=None)  # the aggregation's options
 PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
          'claims': ('claims',), 'stage': ()}
 
@@ -44,17 +45,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--seed', type=int, default=None, help='seed of the bootstrap resamples (default: 0)')
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
-    parser.add_argument('--looks', type=int, nargs='+', default=None, metavar='N',
-                        help="a sequential design's looks so far: the seeds of each (default: one look, all seeds)")
-    parser.add_argument('--max-seeds', type=int, default=None, help="the sequential design's last look (seeds)")
-    parser.add_argument('--step', type=int, default=None, help='stage: the seeds the next stage adds')
+    parser.add_argument('--seeds', type=seeds_value, default=None, metavar='JSON',
+                        help="the design's seeds as its config states them: {\"initial\": 10, \"step\": 5, \"max\": 40} "
+                             '(a sequential design) or a list (default: one look, all seeds)')
+    parser.add_argument('--stage', type=int, default=None, help="with --seeds: the looks done, the design's stages 1 "
+                                                                 'to this one (default: all)')
     parser.add_argument('--basis', default=None,
                         help="stage: the basis the look is made for (the workflow's digest of its design and "
                              'claims), stored in the look')
     args = parser.parse_args(argv)
-    if (args.looks is None) != (args.max_seeds is None) or args.command == 'stage' and (
-            args.looks is None or args.step is None):
-        parser.error('--looks and --max-seeds go together; stage needs both and --step')
+    if args.stage is not None and args.seeds is None or args.command == 'stage' and args.stage is None:
+        parser.error('--stage needs --seeds; stage needs both')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
@@ -70,17 +71,28 @@ def main(argv: list[str] | None = None) -> int:
     options = {k: stored.get(k, v) if getattr(args, k) is None else getattr(args, k) for k, v in DEFAULTS.items()}
     if args.command == 'stage':
         try:
-            plan = next_stage(Context.build(runs, options['baseline']), Design(args.looks, args.max_seeds), args.step,
+            look = next_stage(Context.build(runs, options['baseline']), seed_plan({'seeds': args.seeds}), args.stage,
                               alpha=options['alpha'])
         except ValueError as error:
             parser.error(str(error))
-        write_text(args.out, json.dumps(plan if args.basis is None else dict(plan, basis=args.basis), indent=2) + '\n')
-        print(f"stage {plan['stage']} ({plan['seeds']} seeds): {len(plan['decided'])} claims decided, "
-              f"{len(plan['undecided'])} open; next: {plan['next'] or 'none, the design is done'}")
+        write_text(args.out, look_text(look, args.basis))
+        print(f"stage {look['stage']} ({look['seeds']} seeds): {len(look['decided'])} claims decided, "
+              f"{len(look['undecided'])} open; next: {look['next'] or 'none, the design is done'}")
         return 0
     paths = aggregate(runs, args.out, PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0
+
+
+def seeds_value(text: str) -> list[int] | dict:
+    """--seeds: a design's `seeds` as JSON, checked as the schema would: a list of seeds or {initial, step, max}."""
+    try:
+        value = json.loads(text)
+        seed_plan({'seeds': value})
+    except (ValueError, KeyError, TypeError) as error:
+        raise argparse.ArgumentTypeError(f'{text!r}: expected a list of seeds or {{"initial": N, "step": N, "max": N}} '
+                                         f'({type(error).__name__}: {error})') from None
+    return value
 
 
 def read_runs(args: argparse.Namespace) -> tuple[Runs, dict]:

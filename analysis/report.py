@@ -17,11 +17,12 @@ from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, VERSIONS
+from workflow.plan import seed_plan
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .load import Runs
 from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records
-from .sequential import Design, sequential_ledger
+from .sequential import sequential_ledger
 from .stats import summarize
 from .text import number, to_markdown
 from .verdicts import UNTESTED
@@ -65,9 +66,10 @@ class Analysis:
 
 
 def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int = 0, alpha: float | None = None,
-            min_seeds: int | None = None, looks: list[int] | None = None, max_seeds: int | None = None) -> Analysis:
-    """Summaries, comparisons, chapter tables and the ledger for the runs read; looks and max_seeds: a sequential
-    design's looks done (seeds at each) and its last (None: a fixed design, one look at all seeds)."""
+            min_seeds: int | None = None, seeds: list[int] | dict | None = None, stage: int | None = None) -> Analysis:
+    """Summaries, comparisons, chapter tables and the ledger for the runs read; seeds and stage: the design's seeds
+    (its `seeds` value: a sequential design's {initial, step, max}) and the looks done, its stages 1 to `stage`
+    (None: one look at all seeds)."""
     ctx = Context.build(runs, baseline)
     values = ctx.values
     train = values[values['table'] == TRAIN]
@@ -87,8 +89,8 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
     comparisons = compare(values, ctx.configs, ctx.baseline, runs.tables.get('iterations'))
     history = []
-    claims = sequential_ledger(ctx, Design(looks, max_seeds) if looks else None, alpha=alpha, min_seeds=min_seeds,
-                               history=history)
+    plan = seed_plan({'seeds': seeds}) if seeds is not None else None
+    claims = sequential_ledger(ctx, plan, stage, alpha=alpha, min_seeds=min_seeds, history=history)
     return Analysis(ctx, inventory, cells, epochs, experiments, comparisons, chapter_tables(ctx, method, seed), claims,
                     pd.concat(history, ignore_index=True))
 

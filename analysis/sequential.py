@@ -21,12 +21,11 @@ cut-off of the promising ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from workflow.plan import next_look
+from workflow.plan import SeedPlan
 
 from .chapter import Context
 from .claims import ledger, load_claims, samples
@@ -67,42 +66,39 @@ def first_seeds(ctx: Context, n: int | None) -> Context:
     return Context(values[rank <= n], ctx.configs, ctx.baseline, ctx.chapter)
 
 
-@dataclass(frozen=True)
-class Design:
-    """The looks of a sequential ledger: seeds at each look done so far, and the seeds a design stops at."""
-    looks: list[int]
-    max_seeds: int
-
-    def describe(self, stage: int, verdict: str, futile: bool = False) -> str:
-        n = self.looks[stage - 1]
-        if verdict in ('reproduced', 'contradicted'):
-            return f'stage {stage} ({n} seeds)'
-        if verdict == 'untested':
-            return ''
-        if futile:
-            return f'futile at stage {stage} ({n} seeds): under {FUTILITY:.0%} chance of a verdict by {self.max_seeds}'
-        return f'undecided at max ({n} seeds)' if n == self.max_seeds else \
-            f'undecided at stage {stage} ({n} seeds; the design goes on to {self.max_seeds})'
+def describe(plan: SeedPlan, stage: int, verdict: str, futile: bool = False) -> str:
+    """When a claim's verdict came, in words: its stage and seeds, futility, or undecided where the design goes on."""
+    n = plan.looks[stage - 1]
+    if verdict in ('reproduced', 'contradicted'):
+        return f'stage {stage} ({n} seeds)'
+    if verdict == 'untested':
+        return ''
+    if futile:
+        return f'futile at stage {stage} ({n} seeds): under {FUTILITY:.0%} chance of a verdict by {plan.max_seeds}'
+    return f'undecided at max ({n} seeds)' if n == plan.max_seeds else \
+        f'undecided at stage {stage} ({n} seeds; the design goes on to {plan.max_seeds})'
 
 
-def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict | None = None,
+def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | None = None, claims: dict | None = None,
                       alpha: float | None = None, min_seeds: int | None = None,
                       futility: float = FUTILITY, history: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """The ledger replayed look by look on ctx: each statistical claim's row is the one of the look that decided
-    it or found it futile (columns stage, futile, decided); checks are decided on all seeds at the last look. design
-    None: one look at every seed (a fixed design). futility: the chance of a verdict under which a claim stops
+    it or found it futile (columns stage, futile, decided); checks are decided on all seeds at the last look. plan
+    and stage: a sequential design's seed plan (workflow/plan.py) and the looks done, its stages 1 to `stage` (None:
+    all); plan None or fixed: one look at every seed. futility: the chance of a verdict under which a claim stops
     (0: never). attrs['looks']: per look its stage, seeds, level, BH cut-off,
     claims looked at, decided and futile. history: a list that receives each look's rows of the claims and findings it
     looked at (columns stage, seeds)."""
     claims = claims or load_claims(chapter=ctx.chapter)
     alpha = alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha'])
-    levels = look_levels(design.looks, design.max_seeds, alpha) if design else [alpha]
-    horizon = (design.max_seeds, levels[-1]) if design else None
+    looks = list(plan.looks[:stage or len(plan.looks)]) if plan and plan.sequential else None
+    levels = look_levels(looks, plan.max_seeds, alpha) if looks else [alpha]
+    horizon = (plan.max_seeds, levels[-1]) if looks else None
     apart = [c for c in claims['claims'] if c['kind'] == 'check' or c.get('finding')]  # read once, at the last look
     open_claims = [c for c in claims['claims'] if c not in apart]
-    frames, looks, decided_before, stopped = [], [], 0, 0
-    for stage, (n, level) in enumerate(zip(design.looks if design else [None], levels), 1):
-        last = stage == len(levels)
+    frames, done_looks, decided_before, stopped = [], [], 0, 0
+    for look, (n, level) in enumerate(zip(looks or [None], levels), 1):
+        last = look == len(levels)
         looked = open_claims + (apart if last else [])
         frame = ledger(first_seeds(ctx, n), dict(claims, claims=looked), alpha=level, min_seeds=min_seeds,
                        horizon=horizon, decided=decided_before, stopped=stopped)
@@ -112,22 +108,23 @@ def sequential_ledger(ctx: Context, design: Design | None = None, claims: dict |
         done = decided | ~statistical | frame['futile'] | last
         stopped += int(frame['futile'].sum())
         decided_before += int((statistical & frame['verdict'].isin(DECIDED[:2])).sum())
-        frames.append(frame[done].assign(stage=stage))
-        looks.append(dict(stage=stage, seeds=n or (int(frame['n'].max()) if len(frame) else 0), level=level,
-                          cutoff=frame.attrs['cutoff'],
-                          looked_at=int((statistical & (frame['verdict'] != 'untested')).sum()),
-                          decided=int((statistical & frame['verdict'].isin(DECIDED[:2])).sum()),
-                          futile=int(frame['futile'].sum())))
+        frames.append(frame[done].assign(stage=look))
+        done_looks.append(dict(stage=look, seeds=n or (int(frame['n'].max()) if len(frame) else 0), level=level,
+                               cutoff=frame.attrs['cutoff'],
+                               looked_at=int((statistical & (frame['verdict'] != 'untested')).sum()),
+                               decided=int((statistical & frame['verdict'].isin(DECIDED[:2])).sum()),
+                               futile=int(frame['futile'].sum())))
         if history is not None:
-            history.append(frame[frame['group'] != 'check'].assign(stage=stage, seeds=looks[-1]['seeds']))
+            history.append(frame[frame['group'] != 'check'].assign(stage=look, seeds=done_looks[-1]['seeds']))
         open_claims = [c for c in open_claims if c['id'] in set(frame.loc[~done, 'id'])]
-    design = design or Design([looks[0]['seeds']], looks[0]['seeds'])
+    if not looks:  # a fixed design: one look at the seeds there are
+        plan = SeedPlan(tuple(range(done_looks[0]['seeds'])), (done_looks[0]['seeds'],), 0)
     order = {c['id']: i for i, c in enumerate(claims['claims'])}
     out = pd.concat(frames, ignore_index=True).sort_values('id', key=lambda s: s.map(order), kind='stable')
-    out['decided'] = [design.describe(s, v, f) if g not in ('check', 'finding') else '' for s, v, f, g in
+    out['decided'] = [describe(plan, s, v, f) if g not in ('check', 'finding') else '' for s, v, f, g in
                       zip(out['stage'], out['verdict'], out['futile'], out['group'])]
     out = out.reset_index(drop=True)
-    out.attrs.update(looks=looks, max_seeds=design.max_seeds, spending=SPENDING, alpha=alpha)
+    out.attrs.update(looks=done_looks, max_seeds=plan.max_seeds, spending=SPENDING, alpha=alpha)
     return out
 
 
@@ -136,19 +133,21 @@ def feeders(ctx: Context, claims: list[dict]) -> list[str]:
     return sorted({f.group for c in claims for f in samples(c, ctx) if f.group})
 
 
-def next_stage(ctx: Context, design: Design, step: int, claims: dict | None = None,
+def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = None,
                alpha: float | None = None, futility: float = FUTILITY) -> dict:
-    """After the last look of design: the claims decided, still open and found futile there, and the plan of the
-    next stage ({seeds, sources}: the sources the open claims read; {} when done)."""
+    """After the look of `stage` of a sequential plan: the claims decided, still open and found futile there, and the
+    plan of the next stage ({seeds, sources}: the sources the open claims read; {} when done)."""
+    if not plan.sequential:
+        raise ValueError('a look needs a sequential seed plan ({initial, step, max}); a list of seeds is one stage')
+    plan.check_stage(stage)
     claims = claims or load_claims(chapter=ctx.chapter)
-    frame = sequential_ledger(ctx, design, claims, alpha, futility=futility)
-    at_last = frame[(frame['stage'] == len(design.looks)) & ~frame['group'].isin(['check', 'finding'])]
+    frame = sequential_ledger(ctx, plan, stage, claims, alpha, futility=futility)
+    at_last = frame[(frame['stage'] == stage) & ~frame['group'].isin(['check', 'finding'])]
     still = at_last[~at_last['verdict'].isin(DECIDED) & ~at_last['futile']]
-    plan = {}
-    if len(still) and design.looks[-1] < design.max_seeds:
+    following = {}
+    if len(still) and plan.next_seeds(stage) is not None:
         open_claims = [c for c in claims['claims'] if c['id'] in set(still['id'])]
-        plan = dict(seeds=next_look(design.looks[-1], step, design.max_seeds),
-                    sources=feeders(ctx, open_claims))
-    return dict(stage=len(design.looks), seeds=design.looks[-1],
+        following = dict(seeds=plan.next_seeds(stage), sources=feeders(ctx, open_claims))
+    return dict(stage=stage, seeds=plan.looks[stage - 1],
                 decided=at_last.loc[at_last['verdict'].isin(DECIDED[:2]), 'id'].tolist(),
-                undecided=still['id'].tolist(), futile=at_last.loc[at_last['futile'], 'id'].tolist(), next=plan)
+                undecided=still['id'].tolist(), futile=at_last.loc[at_last['futile'], 'id'].tolist(), next=following)

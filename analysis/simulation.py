@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from workflow.plan import seed_plan
+from workflow.plan import SeedPlan, seed_plan
 
 from .chapter import Context
 from .claims import FINDING, group, load_claims, samples
 from .records import load_records
 from .text import to_markdown
-from .sequential import FUTILITY, Design, look_levels, next_stage
+from .sequential import FUTILITY, look_levels, next_stage
 from .stats import bh_threshold, exceed_p
 from .verdicts import DEFAULTS, Count, band, clean, differences, per_seed, steps, to_scale
 
@@ -167,13 +167,12 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
     return pd.DataFrame(rows)
 
 
-def futility_savings(ctx: Context, looks: list[int] = LOOKS, max_seeds: int = MAX_SEEDS) -> dict[str, int]:
+def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, int]:
     """The published design replayed with and without futility: the run jobs of the stages after the first (the
     sources the open claims read, times the seeds each stage adds)."""
-    jobs = {}
+    jobs, looks = {}, plan.looks
     for label, threshold in (('with futility', FUTILITY), ('without', 0.0)):
-        plans = [next_stage(ctx, Design(looks[:k], max_seeds), looks[k] - looks[k - 1], futility=threshold)['next']
-                 for k in range(1, len(looks))]
+        plans = [next_stage(ctx, plan, k, futility=threshold)['next'] for k in range(1, len(looks))]
         jobs[label] = sum(len(plan.get('sources', [])) * (b - a) for plan, a, b in zip(plans, looks, looks[1:]))
     return jobs
 

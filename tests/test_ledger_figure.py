@@ -13,7 +13,8 @@ from analysis.claims import group, load_claims, samples
 from analysis.figures import style
 from analysis.ledger_figure import COLORS, blocks, chapter_value, claim_figure, ledger_figure, placer, section
 from analysis.load import load_runs
-from analysis.sequential import Design, sequential_ledger
+from analysis.sequential import sequential_ledger
+from workflow.plan import seed_plan
 
 CHAPTER = load_chapter()
 
@@ -23,7 +24,7 @@ def ledger(tree):  # noqa: F811
     """The synthetic runs' ledger over two looks (3 and 5 seeds), with each look's rows."""
     ctx = Context.build(load_runs(tree / 'runs', tree / 'experiments'))
     history = []
-    frame = sequential_ledger(ctx, Design([3, 5], 5), history=history)
+    frame = sequential_ledger(ctx, seed_plan({'seeds': dict(initial=3, step=2, max=5)}), history=history)
     return ctx, frame, pd.concat(history, ignore_index=True)
 
 

@@ -16,13 +16,15 @@ LOOKS = {1: dict(seeds=15, sources=['baseline', 'surrogate']), 2: dict(seeds=20,
 def test_a_sequential_plan_looks_at_initial_then_every_step_up_to_max():
     assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5) and PLAN.sequential and PLAN.max_seeds == 20
     assert PLAN.seeds_at(2) == list(range(15)) and PLAN.most_jobs(len(NAMES)) == 60
-    assert PLAN.looks_option(2) == '--looks 10 15 --max-seeds 20'
+    assert PLAN.spec == dict(initial=10, step=5, max=20) and seed_plan({'seeds': PLAN.spec}) == PLAN
+    assert PLAN.option(2) == '--seeds \'{"initial":10,"step":5,"max":20}\' --stage 2'
+    assert (PLAN.next_seeds(1), PLAN.next_seeds(3)) == (15, None)
     with pytest.raises(DesignError, match='stage 4 is not a stage of this design: it has stages 1 to 3'):
         PLAN.seeds_at(4)
     with pytest.raises(DesignError, match='seeds: max=5 is less than initial=10'):
         seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 5}})
     fixed = seed_plan({'seeds': [3, 5]})
-    assert fixed == SeedPlan((3, 5), (2,), 0) and not fixed.sequential
+    assert fixed == SeedPlan((3, 5), (2,), 0) and not fixed.sequential and fixed.spec == [3, 5]
 
 
 def test_each_stage_has_the_seeds_the_looks_before_it_gave():

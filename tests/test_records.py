@@ -17,6 +17,7 @@ from analysis.claims import load_claims, samples
 from analysis.load import combine, load_runs
 from analysis.records import claim_samples, load_options, load_records, parse_reuse, write_records
 from analysis.verdicts import decide
+from workflow.plan import seed_plan
 
 STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
 
@@ -90,8 +91,8 @@ def test_runs_read_partly_from_the_records_are_the_runs_read_from_their_director
 def test_records_store_the_aggregations_options(design):
     options = load_options(design / 'records')
     assert options['baseline'] == 'baseline' and options['method'] == 't'
-    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'looks', 'max_seeds'}
-    assert (options['looks'], options['max_seeds']) == ([2, 3], 3)  # the test design's two stages
+    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'seeds', 'stage'}
+    assert (options['seeds'], options['stage']) == (dict(initial=2, step=1, max=3), 2)  # the test design's two stages
 
 
 def test_records_bytes_depend_only_on_the_runs(design, tmp_path):
@@ -109,7 +110,8 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
     ctx = Context.build(load_records(design / 'records'), load_options(design / 'records')['baseline'])
     claims = {c['id']: c for c in load_claims(chapter=ctx.chapter)['claims']}
     assert set(table['id']) <= set(claims)
-    ledger, looks = pd.read_csv(design / 'tables' / 'claims.csv').set_index('id'), load_options(design / 'records')['looks']
+    ledger = pd.read_csv(design / 'tables' / 'claims.csv').set_index('id')
+    looks = seed_plan(load_options(design / 'records')).looks
     seeds = {i: None if row.group == 'check' else looks[row.stage - 1] for i, row in ledger.iterrows()}  # its look's
     assert {seeds[i] for i in ledger.index[ledger['verdict'] != 'untested']} == {3, None}  # a verdict needs 3 seeds
     for (claim_id, index), rows in table.groupby(['id', 'input']):

@@ -10,7 +10,8 @@ import pytest
 from test_analysis import ctx, runs, tree  # noqa: F401 (the synthetic runs, 7 cells and 6 experiments x 12 seeds)
 
 from analysis.claims import ledger, load_claims
-from analysis.sequential import Design, first_seeds, look_levels, next_stage, sequential_ledger, spent
+from analysis.sequential import first_seeds, look_levels, next_stage, sequential_ledger, spent
+from workflow.plan import seed_plan
 from analysis.simulation import (FAMILIES, LOOKS, MAX_SEEDS, PROMISE, Mixture, calibration, false_rates,
                                  ledger_characteristics, mixtures, run_ledger)
 from analysis.stats import exceed_p
@@ -66,9 +67,13 @@ def test_a_fixed_design_gives_a_verdict_exactly_where_bh_over_every_p_for_and_ag
     assert set(out['stage']) == {1} and not out['futile'].any()
 
 
+def plan(initial: int, step: int, most: int):
+    """A sequential design's seed plan (workflow/plan.py)."""
+    return seed_plan({'seeds': dict(initial=initial, step=step, max=most)})
+
+
 def test_a_claim_stops_at_the_look_that_decides_it(ctx):  # noqa: F811
-    design = Design([10, 12], 12)
-    out = sequential_ledger(ctx, design, futility=0.0)
+    out = sequential_ledger(ctx, plan(10, 2, 12), futility=0.0)  # looks at 10 and 12 seeds
     levels = [look['level'] for look in out.attrs['looks']]
     claims = load_claims()
     first = ledger(first_seeds(ctx, 10), dict(claims, claims=[c for c in claims['claims'] if c['kind'] != 'check'
@@ -90,14 +95,14 @@ def test_a_claim_stops_at_the_look_that_decides_it(ctx):  # noqa: F811
 
 
 def test_a_futile_claim_stops_asking_for_seeds_and_stays_in_the_correction(ctx):  # noqa: F811
-    design = Design([8, 10], 40)
-    out = sequential_ledger(ctx, design)
+    design = plan(8, 2, 40)
+    out = sequential_ledger(ctx, design, stage=2)  # the looks at 8 and 10 seeds of a design going on to 40
     futile = out[out['futile']]
     assert len(futile) and (futile['verdict'] == 'inconclusive').all() and (futile['chance'] < 0.1).all()
     assert futile['decided'].str.startswith('futile at stage').all()
-    plan = next_stage(ctx, design, step=1)
-    assert set(plan['futile']) == set(futile.loc[futile['stage'] == 2, 'id'])
-    assert not set(plan['futile']) & set(plan['undecided'])
+    look = next_stage(ctx, design, 2)
+    assert set(look['futile']) == set(futile.loc[futile['stage'] == 2, 'id'])
+    assert not set(look['futile']) & set(look['undecided'])
     looks = out.attrs['looks']
     stopped = looks[0]['futile']  # the second look counts their p-values as 1
     second = ledger(first_seeds(ctx, 10), dict(load_claims(), claims=[c for c in load_claims()['claims'] if c['id']
@@ -107,11 +112,11 @@ def test_a_futile_claim_stops_asking_for_seeds_and_stays_in_the_correction(ctx):
 
 
 def test_the_next_stage_feeds_the_open_claims_only(ctx):  # noqa: F811
-    plan = next_stage(ctx, Design([8], 12), step=1, futility=0.0)
-    assert plan['stage'] == 1 and plan['next']['seeds'] == 9 and plan['undecided'] and plan['futile'] == []
-    assert set(plan['next']['sources']) <= set(ctx.values['source'])
-    assert not set(plan['decided']) & set(plan['undecided'])
-    done = next_stage(ctx, Design([8, 12], 12), step=4)
+    look = next_stage(ctx, plan(8, 1, 12), 1, futility=0.0)
+    assert look['stage'] == 1 and look['next']['seeds'] == 9 and look['undecided'] and look['futile'] == []
+    assert set(look['next']['sources']) <= set(ctx.values['source'])
+    assert not set(look['decided']) & set(look['undecided'])
+    done = next_stage(ctx, plan(8, 4, 12), 2)
     assert done['next'] == {} and done['seeds'] == 12  # at max: the design ends, open claims undecided at max
 
 

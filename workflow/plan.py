@@ -53,9 +53,22 @@ class SeedPlan:
         """The most run jobs the design can take with this many cells and experiments (every source to max)."""
         return sources * self.max_seeds
 
-    def looks_option(self, stage: int) -> str:
-        """The analysis' options for the looks of stages 1 to `stage`: their seeds and the design's last look."""
-        return f"--looks {' '.join(map(str, self.looks[:stage]))} --max-seeds {self.max_seeds}"
+    @property
+    def spec(self) -> list[int] | dict[str, int]:
+        """The design's `seeds` value this plan comes from: seed_plan({'seeds': plan.spec}) == plan."""
+        if not self.sequential:
+            return list(self.seeds)
+        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds)
+
+    def next_seeds(self, stage: int) -> int | None:
+        """The seeds a source gets at the stage after `stage`; None after the last."""
+        self.check_stage(stage)
+        return self.looks[stage] if stage < len(self.looks) else None
+
+    def option(self, stage: int) -> str:
+        """The analysis' options for a look after `stage` (`python -m analysis stage|aggregate`): the plan, as the
+        design states it, and the stage."""
+        return f"--seeds '{json.dumps(self.spec, separators=(',', ':'))}' --stage {stage}"
 
 
 def seed_plan(config: dict) -> SeedPlan:
@@ -100,6 +113,12 @@ def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -
     if foreign:
         raise ValueError(f'{path} names {", ".join(foreign)}: not a cell or experiment of this design')
     return plan
+
+
+def look_text(look: dict, basis_digest: str | None) -> str:
+    """A look file's content: what the look found (stage, seeds, decided, undecided, futile claims, and `next`,
+    the next stage's {seeds, sources} or {}) and the basis it was made for."""
+    return json.dumps(look if basis_digest is None else dict(look, basis=basis_digest), indent=2) + '\n'
 
 
 def read_next(path: str, basis_digest: str, basis_path: str, names: Iterable[str]) -> dict:

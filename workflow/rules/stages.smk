@@ -82,7 +82,7 @@ def final_look(wildcards):
 
 def final_looks(wildcards):
     """The aggregation's looks options: a sequential design's looks up to its last stage; none for a fixed one."""
-    return PLAN.looks_option(final_stage(PLAN, next_of)) if PLAN.sequential else ""
+    return PLAN.option(final_stage(PLAN, next_of)) if PLAN.sequential else ""
 
 
 checkpoint stage:
@@ -101,9 +101,9 @@ checkpoint stage:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wildcards: stage_runs(wildcards)[1],
-        looks=lambda wildcards: PLAN.looks_option(int(wildcards.stage)),
+        looks=lambda wildcards: PLAN.option(int(wildcards.stage)),
         baseline=BASELINE,
         basis=digest(BASIS),
     shell:
         "OMP_NUM_THREADS=1 python -m analysis stage {params.runs} --baseline {params.baseline:q} --basis {params.basis}"
-        f" {{params.looks}} --step {PLAN.step} --out {{output:q}} > {{log:q}} 2>&1"
+        " {params.looks} --out {output:q} > {log:q} 2>&1"
