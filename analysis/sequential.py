@@ -13,10 +13,11 @@ the false verdicts it adds are at most a share a_k of the verdicts given so far,
 a_K = 0.026 for the last look and spends 0.00062 at the second (15 seeds, one of them on the wrong side: p = 0.00049);
 the first look (10 seeds, p >= 2^-10) only finds futile claims. Among gamma -2, -4 and -6 it gives the ledger the
 most power (analysis.simulation: 0.15, 0.24, 0.28 on the mixture).
-Futility (non-binding: the promise does not need it): an open claim whose chance of a verdict by n_max at its
-observed share of seeds is below `futility` stops asking for seeds and is reported inconclusive at that look; its
-p-values stay in every later look's correction as 1, so that dropping the unpromising claims cannot loosen the
-cut-off of the promising ones.
+Futility (non-binding: the promise does not need it), one rule for the looks that plan the next stage and the
+ledger that replays them: at any look before the design's last, an open claim whose chance of a verdict by n_max,
+at the last look's level and its observed share of seeds, is below the plan's `futility` stops asking for seeds at
+that look and is reported inconclusive there; its p-values stay in every later look's correction as 1, so that
+dropping the unpromising claims cannot loosen the cut-off of the promising ones.
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ from .verdicts import DEFAULTS
 SPENDING = 'Hwang-Shih-DeCani (gamma -6)'
 GAMMA = -6.0
 DECIDED = ('reproduced', 'contradicted', 'untested')
-FUTILITY = 0.1  # a claim whose chance of a verdict by the last look is below this stops asking for seeds
 
 
 def spent(t: np.ndarray, alpha: float) -> np.ndarray:
@@ -66,45 +66,49 @@ def first_seeds(ctx: Context, n: int | None) -> Context:
     return Context(values[rank <= n], ctx.configs, ctx.baseline, ctx.chapter)
 
 
-def describe(plan: SeedPlan, stage: int, verdict: str, futile: bool = False) -> str:
-    """When a claim's verdict came, in words: its stage and seeds, futility, or undecided where the design goes on."""
-    n = plan.looks[stage - 1]
+def describe(plan: SeedPlan, stage: int, verdict: str, futile: bool, seeds: float, futility: float) -> str:
+    """When a claim's verdict came, in words: its stage and the seeds it had there, futility, or undecided (at the
+    design's last look, or at a stage where the design goes on)."""
+    n = int(seeds) if math.isfinite(seeds) else plan.looks[stage - 1]
     if verdict in ('reproduced', 'contradicted'):
         return f'stage {stage} ({n} seeds)'
     if verdict == 'untested':
         return ''
     if futile:
-        return f'futile at stage {stage} ({n} seeds): under {FUTILITY:.0%} chance of a verdict by {plan.max_seeds}'
-    return f'undecided at max ({n} seeds)' if n == plan.max_seeds else \
+        return f'futile at stage {stage} ({n} seeds): under {futility:.0%} chance of a verdict by {plan.max_seeds}'
+    return f'undecided at max ({n} seeds)' if stage == len(plan.looks) else \
         f'undecided at stage {stage} ({n} seeds; the design goes on to {plan.max_seeds})'
 
 
 def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | None = None, claims: dict | None = None,
                       alpha: float | None = None, min_seeds: int | None = None,
-                      futility: float = FUTILITY, history: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+                      futility: float | None = None, history: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """The ledger replayed look by look on ctx: each statistical claim's row is the one of the look that decided
     it or found it futile (columns stage, futile, decided); checks are decided on all seeds at the last look. plan
     and stage: a sequential design's seed plan (workflow/plan.py) and the looks done, its stages 1 to `stage` (None:
     all); plan None or fixed: one look at every seed. futility: the chance of a verdict under which a claim stops
-    (0: never). attrs['looks']: per look its stage, seeds, level, BH cut-off,
+    (None: the plan's; 0: never). attrs['looks']: per look its stage, seeds, level, BH cut-off,
     claims looked at, decided and futile. history: a list that receives each look's rows of the claims and findings it
     looked at (columns stage, seeds)."""
     claims = claims or load_claims(chapter=ctx.chapter)
     alpha = alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha'])
-    looks = list(plan.looks[:stage or len(plan.looks)]) if plan and plan.sequential else None
-    levels = look_levels(looks, plan.max_seeds, alpha) if looks else [alpha]
-    horizon = (plan.max_seeds, levels[-1]) if looks else None
+    sequential = plan is not None and plan.sequential
+    looks = list(plan.looks[:stage or len(plan.looks)]) if sequential else None
+    every_level = look_levels(list(plan.looks), plan.max_seeds, alpha) if sequential else [alpha]
+    levels = every_level[:len(looks or [None])]
+    horizon = (plan.max_seeds, every_level[-1]) if sequential else None  # the design's last look, at every look
+    futility = (plan.futility if sequential else 0.0) if futility is None else futility
     apart = [c for c in claims['claims'] if c['kind'] == 'check' or c.get('finding')]  # read once, at the last look
     open_claims = [c for c in claims['claims'] if c not in apart]
     frames, done_looks, decided_before, stopped = [], [], 0, 0
     for look, (n, level) in enumerate(zip(looks or [None], levels), 1):
-        last = look == len(levels)
+        last = look == len(levels)  # the last look done
         looked = open_claims + (apart if last else [])
         frame = ledger(first_seeds(ctx, n), dict(claims, claims=looked), alpha=level, min_seeds=min_seeds,
                        horizon=horizon, decided=decided_before, stopped=stopped)
         statistical = ~frame['group'].isin(['check', 'finding'])
         decided = frame['verdict'].isin(DECIDED)
-        frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & (not last)
+        frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & (look < len(every_level))
         done = decided | ~statistical | frame['futile'] | last
         stopped += int(frame['futile'].sum())
         decided_before += int((statistical & frame['verdict'].isin(DECIDED[:2])).sum())
@@ -121,8 +125,8 @@ def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | N
         plan = SeedPlan(tuple(range(done_looks[0]['seeds'])), (done_looks[0]['seeds'],), 0)
     order = {c['id']: i for i, c in enumerate(claims['claims'])}
     out = pd.concat(frames, ignore_index=True).sort_values('id', key=lambda s: s.map(order), kind='stable')
-    out['decided'] = [describe(plan, s, v, f) if g not in ('check', 'finding') else '' for s, v, f, g in
-                      zip(out['stage'], out['verdict'], out['futile'], out['group'])]
+    out['decided'] = [describe(plan, s, v, f, n, futility) if g not in ('check', 'finding') else ''
+                      for s, v, f, n, g in zip(out['stage'], out['verdict'], out['futile'], out['n'], out['group'])]
     out = out.reset_index(drop=True)
     out.attrs.update(looks=done_looks, max_seeds=plan.max_seeds, spending=SPENDING, alpha=alpha)
     return out
@@ -134,7 +138,7 @@ def feeders(ctx: Context, claims: list[dict]) -> list[str]:
 
 
 def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = None,
-               alpha: float | None = None, futility: float = FUTILITY) -> dict:
+               alpha: float | None = None, futility: float | None = None) -> dict:
     """After the look of `stage` of a sequential plan: the claims decided, still open and found futile there, and the
     plan of the next stage ({seeds, sources}: the sources the open claims read; {} when done)."""
     if not plan.sequential:

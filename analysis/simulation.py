@@ -26,7 +26,7 @@ from .chapter import Context
 from .claims import FINDING, group, load_claims, samples
 from .records import load_records
 from .text import to_markdown
-from .sequential import FUTILITY, look_levels, next_stage
+from .sequential import look_levels, next_stage
 from .stats import bh_threshold, exceed_p
 from .verdicts import DEFAULTS, Count, band, clean, differences, per_seed, steps, to_scale
 
@@ -108,10 +108,10 @@ def mixtures(claims: int = 100) -> tuple[Mixture, ...]:
 
 
 def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
-               futility: bool) -> tuple[np.ndarray, np.ndarray]:
+               futility: float) -> tuple[np.ndarray, np.ndarray]:
     """values [claims, seeds]: each claim's verdict (1 reproduced, -1 contradicted, 0 none) and seeds used, with
     one BH per look over the open claims' p-values for and against in the family of every claim (decided: 0 and 1,
-    futile: 1 and 1), as sequential_ledger does."""
+    futile: 1 and 1), as sequential_ledger does; futility: the plan's threshold (0: none)."""
     claims = len(values)
     verdict, seeds, open_ = np.zeros(claims, int), np.full(claims, looks[-1]), np.ones(claims, bool)
     futile = 0  # claims stopped for futility: two p-values of 1 each; a decided claim: one of 0 and one of 1
@@ -129,8 +129,8 @@ def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: li
         if futility and k < len(looks) - 1:
             chance = np.array([max(s.chance(looks[-1], levels[-1]), a.chance(looks[-1], levels[-1]))
                                for s, a in zip(support, against)])
-            futile += int((~stop & (chance < FUTILITY)).sum())
-            stop |= chance < FUTILITY
+            futile += int((~stop & (chance < futility)).sum())
+            stop |= chance < futility
         open_[index[stop]] = False
         if not open_.any():
             break
@@ -144,9 +144,9 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
     reproduce the claims at 0.5, to contradict those at 0, and the mean seeds per claim."""
     rng = np.random.default_rng(seed)
     effects = np.asarray(mixture.effects)
-    designs = {'sequential': (looks, look_levels(looks, max_seeds, alpha), True),
-               'sequential, no futility': (looks, look_levels(looks, max_seeds, alpha), False),
-               f'fixed at {max_seeds}': ([max_seeds], [alpha], False)}
+    designs = {'sequential': (looks, look_levels(looks, max_seeds, alpha), DEFAULT_PLAN.futility),
+               'sequential, no futility': (looks, look_levels(looks, max_seeds, alpha), 0.0),
+               f'fixed at {max_seeds}': ([max_seeds], [alpha], 0.0)}
     found = {name: [] for name in designs}
     for _ in range(ledgers):
         values = effects[:, None] + rng.standard_normal((len(effects), max_seeds))  # [claims, seeds]
@@ -171,7 +171,7 @@ def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, i
     """The published design replayed with and without futility: the run jobs of the stages after the first (the
     sources the open claims read, times the seeds each stage adds)."""
     jobs, looks = {}, plan.looks
-    for label, threshold in (('with futility', FUTILITY), ('without', 0.0)):
+    for label, threshold in (('with futility', plan.futility), ('without', 0.0)):
         plans = [next_stage(ctx, plan, k, futility=threshold)['next'] for k in range(1, len(looks))]
         jobs[label] = sum(len(plan.get('sources', [])) * (b - a) for plan, a, b in zip(plans, looks, looks[1:]))
     return jobs

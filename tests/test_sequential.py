@@ -10,7 +10,7 @@ import pytest
 from test_analysis import ctx, runs, tree  # noqa: F401 (the synthetic runs, 7 cells and 6 experiments x 12 seeds)
 
 from analysis.claims import ledger, load_claims
-from analysis.sequential import first_seeds, look_levels, next_stage, sequential_ledger, spent
+from analysis.sequential import describe, feeders, first_seeds, look_levels, next_stage, sequential_ledger, spent
 from workflow.plan import seed_plan
 from analysis.simulation import (FAMILIES, LOOKS, MAX_SEEDS, PROMISE, Mixture, calibration, false_rates,
                                  ledger_characteristics, mixtures, run_ledger)
@@ -101,14 +101,28 @@ def test_a_futile_claim_stops_asking_for_seeds_and_stays_in_the_correction(ctx):
     assert len(futile) and (futile['verdict'] == 'inconclusive').all() and (futile['chance'] < 0.1).all()
     assert futile['decided'].str.startswith('futile at stage').all()
     look = next_stage(ctx, design, 2)
-    assert set(look['futile']) == set(futile.loc[futile['stage'] == 2, 'id'])
+    assert look['futile'] and set(look['futile']) == set(futile.loc[futile['stage'] == 2, 'id'])  # at its own look
     assert not set(look['futile']) & set(look['undecided'])
+    later = sequential_ledger(ctx, design, stage=3)  # the ledger replaying one look more stops them at the same look
+    assert set(later.loc[later['futile'] & (later['stage'] == 2), 'id']) == set(look['futile'])
+    open_claims = [c for c in load_claims()['claims'] if c['id'] in set(look['undecided'])]
+    assert look['next']['sources'] == feeders(ctx, open_claims)  # a futile claim's sources get no more seeds
     looks = out.attrs['looks']
     stopped = looks[0]['futile']  # the second look counts their p-values as 1
     second = ledger(first_seeds(ctx, 10), dict(load_claims(), claims=[c for c in load_claims()['claims'] if c['id']
                     in set(out.loc[out['stage'] == 2, 'id']) and c['kind'] != 'check' and not c.get('finding')]),
                     alpha=looks[1]['level'], stopped=stopped)
     assert looks[1]['cutoff'] == second.attrs['cutoff']
+
+
+def test_a_claims_label_tells_the_seeds_it_had_and_the_rule_that_stopped_it():
+    design = plan(10, 5, 40)
+    assert describe(design, 2, 'reproduced', False, 15.0, 0.1) == 'stage 2 (15 seeds)'
+    assert describe(design, 7, 'inconclusive', False, 15.0, 0.1) == 'undecided at max (15 seeds)'
+    assert describe(design, 2, 'inconclusive', True, 15.0, 0.1) == (
+        'futile at stage 2 (15 seeds): under 10% chance of a verdict by 40')
+    assert describe(design, 3, 'inconclusive', False, float('nan'), 0.1) == (
+        'undecided at stage 3 (20 seeds; the design goes on to 40)')
 
 
 def test_the_next_stage_feeds_the_open_claims_only(ctx):  # noqa: F811
@@ -176,6 +190,6 @@ def test_the_ledger_check_catches_a_correction_at_each_looks_nominal_level():
     """The planted fault: every look at the full alpha (no spending) on ledgers of 20 null claims: the chance of a
     false verdict is far above alpha."""
     rng, null = np.random.default_rng(6), Mixture('global null', (0.0,) * 20, 0.0)
-    false = [run_ledger(rng.standard_normal((20, MAX_SEEDS)), 0.0, LOOKS, [ALPHA] * len(LOOKS), False)[0].any()
+    false = [run_ledger(rng.standard_normal((20, MAX_SEEDS)), 0.0, LOOKS, [ALPHA] * len(LOOKS), 0.0)[0].any()
              for _ in range(LEDGERS)]
     assert np.mean(false) > ALPHA + 2.33 * math.sqrt(ALPHA * (1 - ALPHA) / LEDGERS) and null.smallest == 0.0

@@ -22,14 +22,20 @@ class DesignError(ValueError):
     """A design the schema cannot rule out but the trainer or the plan cannot run (names the cell and the values)."""
 
 
+FUTILITY = 0.1  # the default: a claim whose chance of a verdict by the last look is below this stops asking for seeds
+
+
 @dataclass(frozen=True)
 class SeedPlan:
     """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Sequential
-    ({initial, step, max}): stage k gives the cells and experiments that feed a claim still undecided the seeds
-    0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max)."""
+    ({initial, step, max, futility}): stage k gives the cells and experiments that feed a claim still open the seeds
+    0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max). A claim is open at a
+    look when it is undecided there and not futile: at any look before the last, a claim whose chance of a verdict
+    by the last look is below `futility` stops there (0: never)."""
     seeds: tuple[int, ...]  # every seed a cell or experiment can get, in order
     looks: tuple[int, ...]  # seeds per source at each stage's look
     step: int  # 0 for a fixed design
+    futility: float = FUTILITY
 
     @property
     def sequential(self) -> bool:
@@ -58,7 +64,7 @@ class SeedPlan:
         """The design's `seeds` value this plan comes from: seed_plan({'seeds': plan.spec}) == plan."""
         if not self.sequential:
             return list(self.seeds)
-        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds)
+        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds, futility=self.futility)
 
     def next_seeds(self, stage: int) -> int | None:
         """The seeds a source gets at the stage after `stage`; None after the last."""
@@ -82,7 +88,7 @@ def seed_plan(config: dict) -> SeedPlan:
     looks = [initial]
     while looks[-1] < most:
         looks.append(next_look(looks[-1], step, most))
-    return SeedPlan(tuple(range(most)), tuple(looks), step)
+    return SeedPlan(tuple(range(most)), tuple(looks), step, seeds.get('futility', FUTILITY))
 
 
 def next_look(seeds: int, step: int, most: int) -> int:
