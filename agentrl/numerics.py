@@ -49,7 +49,7 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     2: "the same bits on Intel x86-64 CPUs with AVX2 only (MKL's AVX2 branch, which MKL runs on Intel CPUs only)",
     NUMERICS_VERSION: f'{GUARANTEE} (MKL\'s COMPATIBLE branch)',
 }
-PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # what a run must state
+PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 
 
 class NumericsError(RuntimeError):

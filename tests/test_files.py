@@ -110,7 +110,8 @@ def test_a_manifest_finds_every_kind_of_damage_naming_the_file(tmp_path):
     files.verify_records(folder)
     data = (folder / 'runs.parquet').read_bytes()
     (folder / 'runs.parquet').write_bytes(data[:len(data) // 2])  # truncated
-    assert files.damage(folder) == f'{folder}/runs.parquet is not the file written with SHA256SUMS (its SHA-256 differs)'
+    assert files.damage(folder) == (f'{folder}/runs.parquet is not the file written with SHA256SUMS (its SHA-256 '
+                                    'differs)')
     (folder / 'runs.parquet').unlink()
     assert files.damage(folder).startswith(f'{folder}/runs.parquet cannot be read')
     (folder / 'runs.parquet').write_bytes(data)

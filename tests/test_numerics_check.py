@@ -30,7 +30,8 @@ def test_intel_and_amd_are_inside_the_guarantee(cpu):
 def test_a_cpu_without_avx2_runs_marked_outside_the_guarantee_naming_it():
     found = judged(NO_AVX2, None, dispatch=None)
     assert found.faults == ()
-    assert found.outside == 'this CPU (Intel(R) Atom(TM) CPU C2750, GenuineIntel) does not announce AVX2: its numbers may differ'
+    assert found.outside == ('this CPU (Intel(R) Atom(TM) CPU C2750, GenuineIntel) does not announce AVX2: its numbers '
+                             'may differ')
     assert 'not x86-64' in judged(ARM, None, dispatch=None).outside
 
 

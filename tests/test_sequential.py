@@ -3,6 +3,8 @@ operating characteristics by simulation (false verdicts over all looks, seeds sa
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -193,3 +195,12 @@ def test_the_ledger_check_catches_a_correction_at_each_looks_nominal_level():
     false = [run_ledger(rng.standard_normal((20, MAX_SEEDS)), 0.0, LOOKS, [ALPHA] * len(LOOKS), 0.0)[0].any()
              for _ in range(LEDGERS)]
     assert np.mean(false) > ALPHA + 2.33 * math.sqrt(ALPHA * (1 - ALPHA) / LEDGERS) and null.smallest == 0.0
+
+
+@pytest.mark.parametrize('seeds, words', [('{"initial": 10}', "KeyError: 'step'"), ('ten', 'JSONDecodeError'),
+                                          ('{"initial": 10, "step": 5, "max": 5}', 'max=5 is less than initial=10')])
+def test_a_look_given_seeds_that_are_not_a_design_is_refused_naming_them(tmp_path, seeds, words):
+    done = subprocess.run([sys.executable, '-m', 'analysis', 'stage', '--records', str(tmp_path), '--seeds', seeds,
+                           '--stage', '1', '--out', str(tmp_path / 'look.json')], capture_output=True, text=True)
+    assert done.returncode == 2 and f"argument --seeds: {seeds!r}: expected a list of seeds or" in done.stderr
+    assert words in done.stderr and not (tmp_path / 'look.json').exists()

@@ -3,7 +3,7 @@ holds, and what the workflow logs and passes to a look. The rule files (rules/st
 functions; the analysis takes the seeds of the next look from it.
 
 A fixed design (a list of seeds) is one stage: every cell and experiment at every seed. A sequential design
-({initial, step, max}) runs stage 1 at seeds 0 to initial - 1; after each stage a look (`python -m analysis stage`)
+({initial, step, max, futility}) runs stage 1 at seeds 0 to initial - 1; after each stage a look (`python -m analysis stage`)
 writes `stages/stage~K.json`, whose `next` names the cells and experiments that feed a claim still undecided and the
 seeds they get at stage K + 1 (`{}`: the design is done). A look belongs to a basis (workflow/state.py): one of
 another basis is never read.
@@ -147,10 +147,10 @@ def seeds_at_stage(plan: SeedPlan, names: Iterable[str], stage: int, next_of: Ne
     plan before it; a DesignError where a look before it ended the design."""
     seeds = {name: plan.looks[0] for name in names}
     for done in range(1, stage):
-        step = next_of(done)
-        if not step:
+        planned = next_of(done)
+        if not planned:
             raise DesignError(f'stage {stage} is not planned: the design ended at stage {done}')
-        seeds.update({name: step['seeds'] for name in step['sources']})
+        seeds.update({name: planned['seeds'] for name in planned['sources']})
     return seeds
 
 

@@ -6,8 +6,8 @@ and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERS
 copy, where there is one, is read instead; any other run is made by its job. A look (workflow/plan.py) belongs to
 its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides the claims
 (DECISION_MODULES, found from the look's imports) and the numerics version; the basis file's name holds its digest,
-so a new basis is a missing file and every look and the aggregation after it are remade. A look of another basis, or one naming a cell or experiment
-the design does not have, is never read.
+so a new basis is a missing file and every look and the aggregation after it are remade. A look of another basis, or
+one naming a cell or experiment the design does not have, is never read (workflow/plan.py reads them).
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
@@ -55,9 +55,9 @@ def decision_modules(entry: Iterable[str] = LOOK_ENTRY) -> tuple[str, ...]:
 
 
 DECISION_MODULES = decision_modules()
-MISSING = object()  # a config field a record lacks: equal to no value
 CLAIMS_FILES = tuple(ANALYSIS / name for name in ('claims.yaml', 'chapter_values.yaml',
                                                   *(f'{m}.py' for m in DECISION_MODULES)))
+MISSING = object()  # a config field a record lacks: equal to no value
 
 
 def record_rows(records: Path | str) -> list[dict]:
