@@ -3,13 +3,14 @@ and a claim stops at the first look that decides it (reproduced or contradicted)
 of a verdict by the design's last look (futility).
 
 Looks: the seeds n_1 < n_2 < ... <= n_max that every input of an open claim has at stage k (the first n_k seeds of
-each run source). Error spending: Hwang-Shih-DeCani with gamma -6, alpha(t) = alpha (1 - e^(6t)) / (1 - e^6) at
-information fraction t = n_k / n_max. Look k spends the increment a_k = alpha(t_k) - alpha(t_{k-1}): the open claims'
-p-values for and against (exact counts of seeds, valid at any n for any distribution) are corrected by
-Benjamini-Hochberg at level a_k in the family of every claim, where a claim decided at an earlier look counts as a
-p of 0 for its verdict (it lifts the cut-off as in a fixed design) and 1 against. The looks' levels sum to alpha, so
-over all claims and looks the expected share of false verdicts among all verdicts is at most alpha (at each look
-the false verdicts it adds are at most a share a_k of the verdicts given so far, in expectation). Gamma -6 keeps
+each run source). Error spending: Hwang-Shih-DeCani with the plan's gamma (default -6), alpha(t) =
+alpha (1 - e^(-gamma t)) / (1 - e^(-gamma)) at information fraction t = n_k / n_max. Look k spends the increment
+a_k = alpha(t_k) - alpha(t_{k-1}): the open claims' p-values for and against (exact counts of seeds, valid at any
+n for any distribution) are corrected by Benjamini-Hochberg at level a_k in the family of every claim, where a claim
+decided at an earlier look counts as a p of 0 for its verdict (it lifts the cut-off as in a fixed design) and 1
+against. The looks' levels sum to alpha, so over all claims and looks the expected share of false verdicts among all
+verdicts is at most alpha (at each look the false verdicts it adds are at most a share a_k of the verdicts given so
+far, in expectation). Gamma -6 keeps
 a_K = 0.026 for the last look and spends 0.00062 at the second (15 seeds, one of them on the wrong side: p = 0.00049);
 the first look (10 seeds, p >= 2^-10) only finds futile claims. Among gamma -2, -4 and -6 it gives the ledger the
 most power (analysis.simulation: 0.15, 0.24, 0.28 on the mixture).
@@ -26,20 +27,23 @@ import math
 import numpy as np
 import pandas as pd
 
-from workflow.plan import SeedPlan
+from workflow.plan import GAMMA, SeedPlan
 
 from .chapter import Context
 from .claims import ledger, load_claims, samples
 from .verdicts import DEFAULTS
 
-SPENDING = 'Hwang-Shih-DeCani (gamma -6)'
-GAMMA = -6.0
 DECIDED = ('reproduced', 'contradicted', 'untested')
 
 
-def spent(t: np.ndarray, alpha: float) -> np.ndarray:
+def spent(t: np.ndarray, alpha: float, gamma: float = GAMMA) -> np.ndarray:
     """The error spent by information fraction t (in [0, 1]): alpha (1 - e^(-gamma t)) / (1 - e^(-gamma))."""
-    return alpha * np.expm1(-GAMMA * np.asarray(t, dtype=float)) / math.expm1(-GAMMA)
+    return alpha * np.expm1(-gamma * np.asarray(t, dtype=float)) / math.expm1(-gamma)
+
+
+def spending(gamma: float) -> str:
+    """The spending function's name, as the ledger states it."""
+    return f'Hwang-Shih-DeCani (gamma {gamma:g})'
 
 
 def check_looks(looks: list[int], max_seeds: int) -> None:
@@ -50,11 +54,12 @@ def check_looks(looks: list[int], max_seeds: int) -> None:
                          f'2 and at most max_seeds')
 
 
-def look_levels(looks: list[int], max_seeds: int, alpha: float = DEFAULTS['alpha']) -> list[float]:
+def look_levels(looks: list[int], max_seeds: int, alpha: float = DEFAULTS['alpha'],
+                gamma: float = GAMMA) -> list[float]:
     """The level each look spends [K]: the increments of the spending function, summing to alpha at max_seeds."""
     check_looks(looks, max_seeds)
     fractions = np.asarray([0, *looks], dtype=float) / max_seeds
-    return [float(a) for a in np.diff(spent(fractions, alpha))]
+    return [float(a) for a in np.diff(spent(fractions, alpha, gamma))]
 
 
 def first_seeds(ctx: Context, n: int | None) -> Context:
@@ -94,7 +99,7 @@ def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | N
     alpha = alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha'])
     sequential = plan is not None and plan.sequential
     looks = list(plan.looks[:stage or len(plan.looks)]) if sequential else None
-    every_level = look_levels(list(plan.looks), plan.max_seeds, alpha) if sequential else [alpha]
+    every_level = look_levels(list(plan.looks), plan.max_seeds, alpha, plan.gamma) if sequential else [alpha]
     levels = every_level[:len(looks or [None])]
     horizon = (plan.max_seeds, every_level[-1]) if sequential else None  # the design's last look, at every look
     futility = (plan.futility if sequential else 0.0) if futility is None else futility
@@ -128,7 +133,7 @@ def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | N
     out['decided'] = [describe(plan, s, v, f, n, futility) if g not in ('check', 'finding') else ''
                       for s, v, f, n, g in zip(out['stage'], out['verdict'], out['futile'], out['n'], out['group'])]
     out = out.reset_index(drop=True)
-    out.attrs.update(looks=done_looks, max_seeds=plan.max_seeds, spending=SPENDING, alpha=alpha)
+    out.attrs.update(looks=done_looks, max_seeds=plan.max_seeds, spending=spending(plan.gamma), alpha=alpha)
     return out
 
 

@@ -144,7 +144,8 @@ def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FIL
     plan = seed_plan(config)
     return dict(cells={name: cell.values for name, cell in expand_design(config).items()},
                 experiments=list(config.get('experiments', [])),
-                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step, futility=plan.futility),
+                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step, futility=plan.futility,
+                           gamma=plan.gamma),
                 numerics_version=numerics,
                 claims={Path(f).name: hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
 
