@@ -1,7 +1,9 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims,stage}
+"""Command line: python -m analysis {aggregate,tables,figures,claims,stage,replay}
 (--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--seeds JSON --stage K];
 --run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
-`stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out."""
+`stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
+`replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
+decided and cost, and the runs it would need that the records lack (analysis/replay.py)."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +16,7 @@ from workflow.plan import look_text, seed_plan
 from .chapter import Context
 from .load import Runs, combine, load_runs
 from .records import load_options, load_records, parse_reuse
+from .replay import replay, report
 from .report import aggregate
 from .sequential import next_stage
 from .stats import METHODS
@@ -21,7 +24,7 @@ from .stats import METHODS
 DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, seeds=None,
                 stage=None)  # the aggregation's options
 PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
-         'claims': ('claims',), 'stage': ()}
+         'claims': ('claims',), 'stage': (), 'replay': ()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--reuse', nargs='+', default=None, metavar='NAME:SEEDS',
                         help='with --records: only these runs of the records (seeds comma-separated), besides '
                              '--run-files')
-    parser.add_argument('--out', default='results', help='output folder')
+    parser.add_argument('--out', default=None, help='output folder (default results); stage and replay: a file')
     parser.add_argument('--baseline', default=None, help='name of the baseline cell (default: baseline)')
     parser.add_argument('--method', choices=METHODS, default=None,
                         help='CI of the mean: Student t or BCa bootstrap (default: t)')
@@ -57,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.stage is not None and args.seeds is None or args.command == 'stage' and args.stage is None:
         parser.error('--stage needs --seeds; stage needs both')
+    if args.command == 'replay' and (args.seeds is None or args.records is None):
+        parser.error('replay needs --records and --seeds (the design to replay)')
+    if args.command == 'stage' and args.out is None:
+        parser.error('stage needs --out: the look file it writes')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
@@ -80,7 +87,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stage {look['stage']} ({look['seeds']} seeds): {len(look['decided'])} claims decided, "
               f"{len(look['undecided'])} open; next: {look['next'] or 'none, the design is done'}")
         return 0
-    paths = aggregate(runs, args.out, PARTS[args.command], **options)
+    if args.command == 'replay':
+        plan = seed_plan({'seeds': args.seeds})
+        try:
+            text = report(replay(Context.build(runs, options['baseline']), runs, plan), plan)
+        except ValueError as error:
+            parser.error(str(error))
+        print(text)
+        if args.out:
+            write_text(args.out, text)
+        return 0
+    paths = aggregate(runs, args.out or 'results', PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0
 

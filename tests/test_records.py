@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_workflow import REPO, TEST_RESULTS, environment, snakemake, succeeded
+from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment, snakemake, succeeded
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
 from analysis.load import combine, load_runs
 from analysis.records import claim_samples, load_options, load_records, parse_reuse, write_records
 from analysis.verdicts import decide
+from workflow.design import load_design
 from workflow.plan import seed_plan
 
 STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
@@ -92,7 +93,7 @@ def test_records_store_the_aggregations_options(design):
     options = load_options(design / 'records')
     assert options['baseline'] == 'baseline' and options['method'] == 't'
     assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'seeds', 'stage'}
-    assert (options['seeds'], options['stage']) == (dict(initial=2, step=1, max=3), 2)  # the test design's two stages
+    assert (options['seeds'], options['stage']) == (seed_plan(load_design(TEST_CONFIG)).spec, 2)  # its two stages
 
 
 def test_records_bytes_depend_only_on_the_runs(design, tmp_path):
