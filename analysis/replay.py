@@ -18,7 +18,8 @@ from workflow.plan import SeedPlan
 
 from .chapter import Context
 from .load import Runs
-from .sequential import next_stage, sequential_ledger
+from .claims import load_claims
+from .sequential import decidable, next_stage, sequential_ledger
 from .text import to_markdown
 
 # Measured on the published design (results/measurements.md, issues 21 and 27): a job's time outside its run, one
@@ -81,8 +82,18 @@ def replay(ctx: Context, runs: Runs, plan: SeedPlan) -> Replay:
                   sequential_ledger(ctx, plan, stage) if stage else pd.DataFrame())
 
 
-def report(result: Replay, plan: SeedPlan) -> str:
-    """The replay in Markdown: the stages, the totals and the seeds the records lack."""
+def unreachable(plan: SeedPlan, claims: list[dict]) -> pd.DataFrame:
+    """Per look of the plan: its seeds and level, and the statistical claims whose test cannot reach the level with
+    that many seeds (the look spends on them without being able to decide them)."""
+    found = decidable(claims, plan)
+    return (found.groupby(['stage', 'seeds', 'level'])
+            .agg(claims=('id', 'size'), cannot_decide=('can_decide', lambda ok: int((~ok).sum())),
+                 smallest_p_min=('smallest_p', 'min'), smallest_p_max=('smallest_p', 'max')).reset_index())
+
+
+def report(result: Replay, plan: SeedPlan, claims: list[dict] | None = None) -> str:
+    """The replay in Markdown: the stages, the totals, the seeds the records lack and the looks that cannot decide
+    some claims."""
     stages = result.stages
     lines = [f'# Replay of seeds {plan.spec}', '', to_markdown(stages), '']
     if len(stages):
@@ -94,4 +105,6 @@ def report(result: Replay, plan: SeedPlan) -> str:
                   *[f'- {name}: {", ".join(map(str, seeds))}' for name, seeds in sorted(result.missing.items())], '']
     else:
         lines += ['The records hold every run the design asks for.', '']
+    lines += ['Each look against the tests it can decide (a claim\'s smallest p: every seed on its side):', '',
+              to_markdown(unreachable(plan, claims or load_claims()['claims'])), '']
     return '\n'.join(lines)

@@ -31,7 +31,7 @@ from workflow.plan import GAMMA, SeedPlan
 
 from .chapter import Context
 from .claims import ledger, load_claims, samples
-from .verdicts import DEFAULTS
+from .verdicts import DEFAULTS, smallest_p
 
 DECIDED = ('reproduced', 'contradicted', 'untested')
 
@@ -60,6 +60,18 @@ def look_levels(looks: list[int], max_seeds: int, alpha: float = DEFAULTS['alpha
     check_looks(looks, max_seeds)
     fractions = np.asarray([0, *looks], dtype=float) / max_seeds
     return [float(a) for a in np.diff(spent(fractions, alpha, gamma))]
+
+
+def decidable(claims: list[dict], plan: SeedPlan, alpha: float = DEFAULTS['alpha']) -> pd.DataFrame:
+    """Per statistical claim and look of a sequential plan: the look's level and the smallest p the claim's test
+    reaches at the look's seeds (verdicts.smallest_p); can_decide where it is at or below the level. Columns id,
+    stage, seeds, level, smallest_p, can_decide."""
+    levels = look_levels(list(plan.looks), plan.max_seeds, alpha, plan.gamma)
+    rows = [dict(id=claim['id'], stage=stage, seeds=n, level=level, smallest_p=smallest_p(claim, n))
+            for claim in claims if claim['kind'] != 'check' and not claim.get('finding')
+            for stage, (n, level) in enumerate(zip(plan.looks, levels), 1)]
+    frame = pd.DataFrame(rows, columns=['id', 'stage', 'seeds', 'level', 'smallest_p'])
+    return frame.assign(can_decide=frame['smallest_p'] <= frame['level'])
 
 
 def first_seeds(ctx: Context, n: int | None) -> Context:

@@ -192,6 +192,23 @@ def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> tuple[fl
             float(stats.mannwhitneyu(x, y + effect, alternative='less').pvalue))
 
 
+def is_unpaired(claim: dict) -> bool:
+    """Whether a directional claim compares two inputs without pairing them by seed (a rank-sum test)."""
+    return len(claim['inputs']) == 2 and 'than' not in claim and not claim.get('paired')
+
+
+@quiet()
+def smallest_p(claim: dict, n: int) -> float:
+    """The smallest p-value the claim's test reaches with n seeds, every seed on the claim's side: a look whose
+    level is below it cannot decide the claim. NaN for a check (not a test)."""
+    if claim['kind'] == 'check':
+        return NAN
+    if claim['kind'] != 'about' and is_unpaired(claim):
+        return float(stats.mannwhitneyu(np.arange(n) + n, np.arange(n), alternative='greater').pvalue)
+    share = settings(claim)['high_probability'] if claim.get('with_high_probability') else 0.5
+    return float(exceed_p(n, n, share if claim['kind'] != 'about' else 0.5))
+
+
 def directional(claim: dict, samples: list[pd.Series]) -> dict:
     """greater / less / increasing / decreasing on the median per-seed difference (the sign test: every step must
     hold, p is the largest step p); against it: some step confidently below its smallest effect (Bonferroni over
@@ -200,7 +217,7 @@ def directional(claim: dict, samples: list[pd.Series]) -> dict:
     share = rules['high_probability'] if claim.get('with_high_probability') else 0.5
     pairs, natural = steps(claim, samples), {'raw': 'raw', 'log': 'log', 'logit': 'log'}[claim.get('scale', 'raw')]
     supports, against, estimates, n = [], [], [], []
-    if len(samples) == 2 and 'than' not in claim and not claim.get('paired'):
+    if len(samples) == 2 and is_unpaired(claim):
         p, p_against = unpaired(claim, *pairs[0], smallest_effect(claim))
         n = min(len(samples[0]), len(samples[1]))
         return dict(n=n, p=p, p_against=p_against, test='rank-sum')

@@ -12,7 +12,9 @@ import pytest
 from test_analysis import ctx, runs, tree  # noqa: F401 (the synthetic runs, 7 cells and 6 experiments x 12 seeds)
 
 from analysis.claims import ledger, load_claims
-from analysis.sequential import describe, feeders, first_seeds, look_levels, next_stage, sequential_ledger, spent
+from analysis.sequential import (decidable, describe, feeders, first_seeds, look_levels, next_stage, sequential_ledger,
+                                 spent)
+from analysis.verdicts import is_unpaired, smallest_p
 from workflow.plan import seed_plan
 from analysis.simulation import (FAMILIES, LOOKS, MAX_SEEDS, PROMISE, Mixture, calibration, false_rates,
                                  ledger_characteristics, mixtures, run_ledger)
@@ -204,3 +206,19 @@ def test_a_look_given_seeds_that_are_not_a_design_is_refused_naming_them(tmp_pat
                            '--stage', '1', '--out', str(tmp_path / 'look.json')], capture_output=True, text=True)
     assert done.returncode == 2 and f"argument --seeds: {seeds!r}: expected a list of seeds or" in done.stderr
     assert words in done.stderr and not (tmp_path / 'look.json').exists()
+
+
+def test_each_look_says_which_claims_its_level_can_decide():
+    """The smallest p of a claim's test at n seeds (every seed on its side) against the look's level: the default
+    design's first look (10 seeds, 0.00043) can decide only the rank-sum claim (2^-10 = 0.00098 for a sign test)."""
+    claims = [c for c in load_claims()['claims'] if c['kind'] != 'check' and not c.get('finding')]
+    sign = next(c for c in claims if c['kind'] == 'greater' and not is_unpaired(c) and 'with_high_probability' not in c)
+    likely = next(c for c in claims if c.get('with_high_probability'))
+    about = next(c for c in claims if c['kind'] == 'about')
+    unpaired = [c for c in claims if c['kind'] != 'about' and is_unpaired(c)]
+    assert smallest_p(sign, 10) == smallest_p(about, 10) == pytest.approx(2 ** -10)
+    assert smallest_p(likely, 10) == pytest.approx(0.8 ** 10) and smallest_p(unpaired[0], 10) < 2 ** -10
+    found = decidable(claims, seed_plan({'seeds': dict(initial=10, step=5, max=40)}))
+    first = found[found['stage'] == 1]
+    assert set(first.loc[first['can_decide'], 'id']) == {c['id'] for c in unpaired}
+    assert found.loc[found['stage'] == 7, 'can_decide'].all()
