@@ -21,11 +21,9 @@ import pytest
 import yaml
 from checkout import copy_checkout
 from agentrl.golden import comparable_csv, comparable_run
-from snakemake.utils import validate
 
 from agentrl.numerics import NUMERICS_VERSION
-from workflow.design import (AXES, baseline_name, config_schema, config_schema_file, expand_design, json_types,
-                             load_design)
+from workflow.design import AXES, baseline_name, config_schema, expand_design, json_types, load_design
 from workflow.plan import seed_plan
 from workflow.state import basis, basis_file
 
@@ -209,22 +207,14 @@ def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.
                           cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
 
 
-def validated(path: Path) -> dict:
-    """A design file with the schema's defaults filled in, as the Snakefile sees it."""
-    design = yaml.safe_load(path.read_text())
-    with config_schema_file() as schema:
-        validate(design, schema)
-    return design
-
-
 def test_a_job_whose_design_is_not_its_parents_stops_naming_the_difference(tmp_path):
-    result = spawned_job(tmp_path, validated(DEFAULT_CONFIG), TEST_CONFIG)
+    result = spawned_job(tmp_path, load_design(DEFAULT_CONFIG), TEST_CONFIG)
     assert result.returncode != 0
     assert "this job's design is not the one its parent planned" in result.stdout, result.stdout[-3000:]
     for difference in ('baseline.epochs: 4 -> 2', 'trainer.iterations: 30 -> 2',
                        'results_dir: "results" -> "results/small"'):
         assert difference in result.stdout, result.stdout[-3000:]
-    same = spawned_job(tmp_path, validated(TEST_CONFIG), TEST_CONFIG)
+    same = spawned_job(tmp_path, load_design(TEST_CONFIG), TEST_CONFIG)
     assert same.returncode == 0, same.stdout[-3000:]
 
 
