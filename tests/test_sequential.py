@@ -16,7 +16,8 @@ from analysis.sequential import (decidable, describe, feeders, first_seeds, look
                                  spent)
 from analysis.verdicts import is_unpaired, smallest_p
 from workflow.plan import seed_plan
-from analysis.simulation import (FAMILIES, LOOKS, MAX_SEEDS, PROMISE, Mixture, calibration, false_rates,
+from analysis.simulation import (DESIGNS, FAMILIES, LOOK_SECONDS, LOOKS, MAX_SEEDS, PROMISE, RUN_SECONDS, Mixture,
+                                 calibration, design_cost, design_table, every_look_decides, false_rates,
                                  ledger_characteristics, mixtures, run_ledger)
 from analysis.stats import exceed_p
 
@@ -222,3 +223,16 @@ def test_each_look_says_which_claims_its_level_can_decide():
     first = found[found['stage'] == 1]
     assert set(first.loc[first['can_decide'], 'id']) == {c['id'] for c in unpaired}
     assert found.loc[found['stage'] == 7, 'can_decide'].all()
+
+
+def test_the_design_criterion_prices_decided_claims_and_picks_only_among_eligible_designs():
+    assert not every_look_decides([10, 15], look_levels([10, 15], 40))  # 0.00043 < 2^-10 at the first look
+    assert every_look_decides([12, 17], look_levels([12, 17], 40, gamma=-2.0))
+    # 7 claims on 2 sources (91 claims over 28): source 0 feeds claims 0, 2, 4, 6 (one went to 15 seeds), source 1
+    # the rest; 25 runs and the two looks it reached
+    assert design_cost(np.array([10] * 6 + [15]), [10, 15, 20]) == pytest.approx(25 * RUN_SECONDS + 2 * LOOK_SECONDS)
+    table = design_table(DESIGNS[:2], ledgers=3)
+    assert list(table[['initial', 'step', 'gamma']].itertuples(index=False, name=None)) == [(10, 5, -2.0),
+                                                                                           (10, 5, -4.0)]
+    assert {'fdr_null', 'fdr_mixture', 'decided', 'job_seconds', 'per_decided', 'chosen'} <= set(table)
+    assert table['chosen'].sum() <= 1 and not (table['chosen'] & ~table['every_look_decides']).any()
