@@ -168,7 +168,7 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
     return pd.DataFrame(rows)
 
 
-# --- choosing a design by one registered criterion (registered 2026-12-02 00:10 UTC, before its table was computed) ---
+# --- choosing a design by one registered criterion (registered 2026-12-02 00:07 UTC, before its table was computed) ---
 # Among sequential designs (initial, step, max 40, gamma, futility), the best has the fewest expected job-seconds per
 # decided claim on the synthetic mixture ledger, among those whose simulated false discovery rate is not above alpha
 # beyond Monte Carlo error (mean - 2 SE <= alpha) under the global null and the mixture, and whose every look can
