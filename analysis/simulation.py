@@ -138,6 +138,24 @@ def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: li
     return verdict, seeds
 
 
+def draw_values(mixture: Mixture, rng: np.random.Generator, seeds: int) -> np.ndarray:
+    """One synthetic ledger's per-seed values [claims, seeds]: each claim's effect plus N(0, 1) per seed."""
+    effects = np.asarray(mixture.effects)
+    return effects[:, None] + rng.standard_normal((len(effects), seeds))
+
+
+def false_verdicts(verdict: np.ndarray, mixture: Mixture) -> np.ndarray:
+    """[claims] whether each verdict is false: reproduced without an effect, or contradicted with one at least the
+    smallest effect of interest."""
+    effects = np.asarray(mixture.effects)
+    return ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))
+
+
+def false_share(false: np.ndarray, verdict: np.ndarray) -> float:
+    """A ledger's false discovery proportion: its false verdicts over its verdicts (0 without any)."""
+    return float(false.sum() / max(1, (verdict != 0).sum()))
+
+
 def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks: list[int] = LOOKS,
                            max_seeds: int = MAX_SEEDS, alpha: float = ALPHA) -> pd.DataFrame:
     """Over `ledgers` simulated ledgers, for the sequential design (with and without futility) and a fixed design at
@@ -150,11 +168,11 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
                f'fixed at {max_seeds}': ([max_seeds], [alpha], 0.0)}
     found = {name: [] for name in designs}
     for _ in range(ledgers):
-        values = effects[:, None] + rng.standard_normal((len(effects), max_seeds))  # [claims, seeds]
+        values = draw_values(mixture, rng, max_seeds)
         for name, (at, levels, futility) in designs.items():
             verdict, seeds = run_ledger(values, mixture.smallest, at, levels, futility)
-            false = ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))
-            found[name].append(dict(fdp=false.sum() / max(1, (verdict != 0).sum()), any_false=false.any(),
+            false = false_verdicts(verdict, mixture)
+            found[name].append(dict(fdp=false_share(false, verdict), any_false=false.any(),
                                     power=(verdict[effects >= 0.5] == 1).mean() if (effects >= 0.5).any() else np.nan,
                                     absent=(verdict[effects == 0] == -1).mean() if mixture.smallest > 0 else np.nan,
                                     seeds=seeds.mean()))
@@ -180,8 +198,9 @@ RUN_SECONDS, LOOK_SECONDS, CLAIMS_PER_SOURCE = 23.0, 18.4, 91 / 28
 
 
 def every_look_decides(looks: list[int], levels: list[float]) -> bool:
-    """Whether a sign-test claim can be decided at every look: 2^-n_k at or below the look's level."""
-    return all(0.5 ** n <= level for n, level in zip(looks, levels))
+    """Whether a sign-test claim can be decided at every look: its smallest p (every seed on its side, 2^-n_k) at or
+    below the look's level."""
+    return all(exceed_p(n, n) <= level for n, level in zip(looks, levels))
 
 
 def design_cost(seeds: np.ndarray, looks: list[int]) -> float:
@@ -199,17 +218,17 @@ def design_row(spec: dict, ledgers: int, seed: int = 0) -> dict:
     levels = look_levels(looks, plan.max_seeds, ALPHA, plan.gamma)
     row = dict(spec, every_look_decides=every_look_decides(looks, levels))
     for mixture in mixtures():
-        rng, effects = np.random.default_rng(seed), np.asarray(mixture.effects)
+        rng = np.random.default_rng(seed)
         fdp, decided, cost = [], [], []
         for _ in range(ledgers):
-            values = effects[:, None] + rng.standard_normal((len(effects), plan.max_seeds))
-            verdict, seeds = run_ledger(values, mixture.smallest, looks, levels, plan.futility)
-            false = ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))
-            fdp.append(false.sum() / max(1, (verdict != 0).sum()))
+            verdict, seeds = run_ledger(draw_values(mixture, rng, plan.max_seeds), mixture.smallest, looks, levels,
+                                        plan.futility)
+            fdp.append(false_share(false_verdicts(verdict, mixture), verdict))
             decided.append(int((verdict != 0).sum()))
             cost.append(design_cost(seeds, looks))
         key = 'null' if mixture.smallest == 0 else 'mixture'
-        row.update({f'fdr_{key}': float(np.mean(fdp)), f'fdr_{key}_se': float(np.std(fdp) / math.sqrt(ledgers))})
+        row.update({f'fdr_{key}': float(np.mean(fdp)),
+                    f'fdr_{key}_se': float(np.std(fdp, ddof=1) / math.sqrt(ledgers))})  # as ledger_characteristics
         if key == 'mixture':
             row.update(decided=float(np.mean(decided)), job_seconds=float(np.mean(cost)),
                        per_decided=float(np.mean(cost) / max(np.mean(decided), 1e-9)))
