@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         write_text(args.out, look_text(look, args.basis))
         print(f"stage {look['stage']} ({look['seeds']} seeds): {len(look['decided'])} claims decided, "
-              f"{len(look['undecided'])} open; next: {look['next'] or 'none, the design is done'}")
+              f"{len(look['undecided'])} open ({len(look['deferred'])} deferred: the next look cannot decide them); "
+              f"next: {look['next'] or 'none, the design is done'}")
         return 0
     if args.command == 'replay':
         plan = seed_plan({'seeds': args.seeds})

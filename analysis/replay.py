@@ -61,7 +61,7 @@ def replay(ctx: Context, runs: Runs, plan: SeedPlan) -> Replay:
     have = dict.fromkeys(held, 0)
     grow = dict.fromkeys(held, plan.looks[0])
     rows, missing, stage = [], {}, 0
-    while grow:
+    while grow is not None:  # {}: a stage that buys nothing (its claims deferred), None: the design is done
         bought = {name: range(have[name], n) for name, n in grow.items()}
         missing = {name: [seed for seed in seeds if seed not in held[name]] for name, seeds in bought.items()}
         missing = {name: seeds for name, seeds in missing.items() if seeds}
@@ -75,9 +75,10 @@ def replay(ctx: Context, runs: Runs, plan: SeedPlan) -> Replay:
         look = next_stage(ctx, plan, stage)
         rows.append(dict(stage=stage, seeds=plan.looks[stage - 1], sources=len(grow),
                          runs=sum(map(len, bought.values())), job_seconds=round(cost + critics * CRITIC_S + LOOK_S, 1),
-                         decided=len(look['decided']), futile=len(look['futile']), open=len(look['undecided'])))
-        grow = dict.fromkeys(look['next'].get('sources', []), look['next'].get('seeds'))
-    columns = ['stage', 'seeds', 'sources', 'runs', 'job_seconds', 'decided', 'futile', 'open']
+                         decided=len(look['decided']), futile=len(look['futile']), open=len(look['undecided']),
+                         deferred=len(look['deferred'])))
+        grow = dict.fromkeys(look['next']['sources'], look['next']['seeds']) if look['next'] else None
+    columns = ['stage', 'seeds', 'sources', 'runs', 'job_seconds', 'decided', 'futile', 'open', 'deferred']
     return Replay(pd.DataFrame(rows, columns=columns), missing,
                   sequential_ledger(ctx, plan, stage) if stage else pd.DataFrame())
 

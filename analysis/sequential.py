@@ -156,8 +156,11 @@ def feeders(ctx: Context, claims: list[dict]) -> list[str]:
 
 def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = None,
                alpha: float | None = None, futility: float | None = None) -> dict:
-    """After the look of `stage` of a sequential plan: the claims decided, still open and found futile there, and the
-    plan of the next stage ({seeds, sources}: the sources the open claims read; {} when done)."""
+    """After the look of `stage` of a sequential plan: the claims decided, still open and found futile there, those
+    deferred (open, but the next look cannot decide them: decidable()) and the plan of the next stage ({seeds,
+    sources}: the sources read by the open claims that buy seeds; {} when done). Under the plan's allocation
+    'decidable' a source buys seeds only for a claim the next look can decide, and a deferred claim's sources catch
+    up at the stage before a look that can; under 'open' every open claim buys."""
     if not plan.sequential:
         raise ValueError('a look needs a sequential seed plan ({initial, step, max}); a list of seeds is one stage')
     plan.check_stage(stage)
@@ -165,10 +168,14 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = N
     frame = sequential_ledger(ctx, plan, stage, claims, alpha, futility=futility)
     at_last = frame[(frame['stage'] == stage) & ~frame['group'].isin(['check', 'finding'])]
     still = at_last[~at_last['verdict'].isin(DECIDED) & ~at_last['futile']]
-    following = {}
+    following, deferred = {}, []
     if len(still) and plan.next_seeds(stage) is not None:
         open_claims = [c for c in claims['claims'] if c['id'] in set(still['id'])]
-        following = dict(seeds=plan.next_seeds(stage), sources=feeders(ctx, open_claims))
+        found = decidable(open_claims, plan, alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha']))
+        can = set(found.loc[(found['stage'] == stage + 1) & (found['can_decide'] | (plan.allocation == 'open')), 'id'])
+        deferred = [c['id'] for c in open_claims if c['id'] not in can]
+        following = dict(seeds=plan.next_seeds(stage), sources=feeders(ctx, [c for c in open_claims if c['id'] in can]))
     return dict(stage=stage, seeds=plan.looks[stage - 1],
                 decided=at_last.loc[at_last['verdict'].isin(DECIDED[:2]), 'id'].tolist(),
-                undecided=still['id'].tolist(), futile=at_last.loc[at_last['futile'], 'id'].tolist(), next=following)
+                undecided=still['id'].tolist(), futile=at_last.loc[at_last['futile'], 'id'].tolist(),
+                deferred=deferred, next=following)

@@ -3,7 +3,7 @@ holds, and what the workflow logs and passes to a look. The rule files (rules/st
 functions; the analysis takes the seeds of the next look from it.
 
 A fixed design (a list of seeds) is one stage: every cell and experiment at every seed. A sequential design
-({initial, step, max, futility, gamma}) runs stage 1 at seeds 0 to initial - 1; after each stage a look
+({initial, step, max, futility, gamma, allocation}) runs stage 1 at seeds 0 to initial - 1; after each stage a look
 (`python -m analysis stage`) writes `stages/stage~K.json`, whose `next` names the cells and experiments that feed a
 claim still open and the seeds they get at stage K + 1 (`{}`: the design is done). A look belongs to a basis
 (workflow/state.py): one of another basis is never read.
@@ -24,21 +24,24 @@ class DesignError(ValueError):
 
 FUTILITY = 0.1  # the default: a claim whose chance of a verdict by the last look is below this stops asking for seeds
 GAMMA = -6.0  # the default Hwang-Shih-DeCani parameter of the looks' error spending (analysis/sequential.py)
+ALLOCATION = 'decidable'  # the default: a source buys seeds only for open claims that the next look can decide
 
 
 @dataclass(frozen=True)
 class SeedPlan:
     """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Sequential
-    ({initial, step, max, futility, gamma}): stage k gives the cells and experiments that feed a claim still open the
-    seeds 0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max). A claim is open
-    at a look when it is undecided there and not futile: at any look before the last, a claim whose chance of a verdict
-    by the last look is below `futility` stops there (0: never). The looks share the error by Hwang-Shih-DeCani
-    spending with parameter `gamma`."""
+    ({initial, step, max, futility, gamma, allocation}): stage k gives the cells and experiments that feed a claim
+    still open the seeds 0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max).
+    A claim is open at a look when it is undecided there and not futile: at any look before the last, a claim whose
+    chance of a verdict by the last look is below `futility` stops there (0: never). The looks share the error by
+    Hwang-Shih-DeCani spending with parameter `gamma`. `allocation`: which open claims buy seeds at the next stage,
+    'decidable' (those whose test can reach the next look's level) or 'open' (all)."""
     seeds: tuple[int, ...]  # every seed a cell or experiment can get, in order
     looks: tuple[int, ...]  # seeds per source at each stage's look
     step: int  # 0 for a fixed design
     futility: float = FUTILITY
     gamma: float = GAMMA
+    allocation: str = ALLOCATION
 
     @property
     def sequential(self) -> bool:
@@ -67,7 +70,8 @@ class SeedPlan:
         """The design's `seeds` value this plan comes from: seed_plan({'seeds': plan.spec}) == plan."""
         if not self.sequential:
             return list(self.seeds)
-        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds, futility=self.futility, gamma=self.gamma)
+        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds, futility=self.futility, gamma=self.gamma,
+                    allocation=self.allocation)
 
     def next_seeds(self, stage: int) -> int | None:
         """The seeds a source gets at the stage after `stage`; None after the last."""
@@ -91,7 +95,11 @@ def seed_plan(config: dict) -> SeedPlan:
     looks = [initial]
     while looks[-1] < most:
         looks.append(next_look(looks[-1], step, most))
-    return SeedPlan(tuple(range(most)), tuple(looks), step, seeds.get('futility', FUTILITY), seeds.get('gamma', GAMMA))
+    allocation = seeds.get('allocation', ALLOCATION)
+    if allocation not in ('decidable', 'open'):
+        raise DesignError(f"seeds: allocation={allocation!r}: expected 'decidable' or 'open'")
+    return SeedPlan(tuple(range(most)), tuple(looks), step, seeds.get('futility', FUTILITY), seeds.get('gamma', GAMMA),
+                    allocation)
 
 
 def next_look(seeds: int, step: int, most: int) -> int:
@@ -125,8 +133,8 @@ def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -
 
 
 def look_text(look: dict, basis_digest: str | None) -> str:
-    """A look file's content: what the look found (stage, seeds, decided, undecided, futile claims, and `next`,
-    the next stage's {seeds, sources} or {}) and the basis it was made for."""
+    """A look file's content: what the look found (stage, seeds, decided, undecided, futile and deferred claims, and
+    `next`, the next stage's {seeds, sources} or {}) and the basis it was made for."""
     return json.dumps(look if basis_digest is None else dict(look, basis=basis_digest), indent=2) + '\n'
 
 
