@@ -103,13 +103,13 @@ def test_default_dry_run_plans_the_first_stage_and_prints_it(tmp_path):
     # one config file per cell, PPO's critic (its config file and one warmed critic per seed), the looks' basis and
     # the look after it; the aggregation and all wait for the looks (their inputs are known once the last look is)
     expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1 + 1
-    assert (seeds, plan.looks, plan.step) == (10, (10, 15, 20, 25, 30, 35, 40), 5)
+    assert (seeds, plan.looks, plan.step) == (12, (12, 22, 32, 40), 10)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
     assert (int(counts['train']), int(counts['cell_config']), int(counts['stage'])) == (cells * seeds, cells, 1)
     assert (int(counts['warm_critic']), int(counts['critic_config'])) == (seeds, 1)
-    assert (f'stage 1 of at most 7: {cells} cells and {experiments} experiments to 10 seeds, '
+    assert (f'stage 1 of at most 4: {cells} cells and {experiments} experiments to 12 seeds, '
             f'{(cells + experiments) * seeds} runs added') in out
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
@@ -151,7 +151,7 @@ def test_the_stages_and_jobs_are_bounded_by_max():
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     sources = len(expand_design(config)) + len(config['experiments'])
-    assert f"stage's look [10, 15, 20, 25, 30, 35, 40]; at most 7 stages and {sources * 40} run jobs" in out, out
+    assert f"stage's look [12, 22, 32, 40]; at most 4 stages and {sources * 40} run jobs" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
     assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).sequential
 
