@@ -220,22 +220,40 @@ def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
     return ', '.join(f'{int(found.get(v, 0))} {v}' for v in verdicts)
 
 
+def count_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The verdict counts by kind of claim: the chapter's (all; the headline; those encoded again after a published
+    verdict, counted apart), the calibration targets' and the literature's. Columns claims, count, the verdicts,
+    fragile."""
+    chapter = frame[frame['group'] == 'chapter']
+    revised = chapter['revised'].fillna('').ne('')
+    parts = [("the chapter's, all", chapter),
+             ('the headline: encoded before their verdict', chapter[~revised]),
+             ('encoded again after a published verdict (counted apart)', chapter[revised]),
+             ('calibration targets (the substrate was tuned to them: not evidence)',
+              frame[frame['group'] == 'calibration']),
+             ('cited by the chapter from the literature', frame[frame['group'] == 'literature'])]
+    return pd.DataFrame([dict(claims=label, count=len(part), **{v: int((part['verdict'] == v).sum())
+                                                                  for v in VERDICTS + (UNTESTED,)},
+                              fragile=int(part['fragile'].str.startswith('fragile').sum())) for label, part in parts])
+
+
 def summary(frame: pd.DataFrame) -> str:
-    """One paragraph: the verdict counts of the chapter's claims (those revised after a published verdict apart),
-    the calibration targets', the literature's, the findings and the checks'."""
-    revised = frame['revised'].fillna('').ne('') & (frame['group'] == 'chapter')
-    parts = {g: frame[(frame['group'] == g) & ~revised] for g in GROUPS}
-    again = frame[revised]
-    fragile = int(parts['chapter']['fragile'].str.startswith('fragile').sum())
-    return (f"{len(parts['chapter'])} claims of the chapter: {counts(parts['chapter'])} ({fragile} of the verdicts "
-            'fragile: they change with the band halved or doubled, or with the transform switched). '
-            f"{len(again)} claims of the chapter encoded again after a published verdict (counted apart): "
-            f"{counts(again)}. "
-            f"{len(parts['calibration'])} calibration targets (figures the substrate was tuned to, not evidence): "
-            f"{counts(parts['calibration'])}. "
-            f"{len(parts['literature'])} claims the chapter cites from the literature: {counts(parts['literature'])}. "
-            f"{len(parts['finding'])} findings (exercise questions and models: numbers, no verdict). "
-            f"{len(parts['check'])} deterministic checks: {counts(parts['check'], CHECKS + (UNTESTED,))}.")
+    """The verdict counts (count_table) and a paragraph on how they add up, the findings and the checks."""
+    table = count_table(frame)
+    every, headline, again = table['count'][:3]
+    checks = frame[frame['group'] == 'check']
+    return (to_markdown(table) + f"\nThe chapter's {every} claims are the {headline} of the headline and the {again} "
+            'whose encoding changed after a published ledger had judged them (counted apart, so that no encoding '
+            'revised after its verdict adds to the headline). Fragile: the verdict changes with the band halved or '
+            f"doubled, or with the transform switched. {int((frame['group'] == FINDING).sum())} findings (exercise "
+            f"questions and models: numbers, no verdict). {len(checks)} deterministic checks: "
+            f"{counts(checks, CHECKS + (UNTESTED,))}.")
+
+
+def looks_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per look of the ledger: stage, seeds, level, BH cut-off, claims looked at, decided, futile."""
+    return pd.DataFrame(frame.attrs.get('looks', [])).rename(columns={
+        'level': 'level of the look', 'cutoff': 'BH cut-off', 'looked_at': 'claims looked at'})
 
 
 LOOKS = """\
@@ -258,8 +276,7 @@ def looks_section(frame: pd.DataFrame) -> list[str]:
     fractions = ', '.join(f"{look['seeds']}/{frame.attrs['max_seeds']}" for look in looks)
     text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
                         alpha=number(frame.attrs['alpha']))
-    return [text, to_markdown(pd.DataFrame(looks).rename(columns={
-        'level': 'level of the look', 'cutoff': 'BH cut-off', 'looked_at': 'claims looked at'})), '']
+    return [text, to_markdown(looks_table(frame)), '']
 
 
 def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:

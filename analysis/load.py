@@ -14,7 +14,10 @@ import pandas as pd
 
 from agentrl.numerics import PROVENANCE_KEYS
 
-RUN_COLUMNS = ['kind', 'name', 'seed', 'numerics_version', 'path']
+# where a run was made, as its run.json's provenance states it ('' where it does not): CPU model and vendor, the
+# instruction set torch dispatched to, torch's version, the pinned settings (JSON) and the guarantee they give
+WHERE_COLUMNS = ['cpu', 'cpu_vendor', 'cpu_capability', 'torch', 'numeric_settings', 'guarantee']
+RUN_COLUMNS = ['kind', 'name', 'seed', 'numerics_version', *WHERE_COLUMNS, 'path']
 TABLES = ('iterations', 'epochs', 'minibatches', 'records')
 LABELS = ('table', 'row', 'metric')  # string columns of records.csv
 
@@ -22,7 +25,7 @@ LABELS = ('table', 'row', 'metric')  # string columns of records.csv
 @dataclass(frozen=True)
 class Runs:
     """Everything read from run directories, every frame sorted by (name, seed)."""
-    runs: pd.DataFrame  # one row per run: kind, name, seed, numerics_version, path
+    runs: pd.DataFrame  # one row per run: kind, name, seed, numerics_version, WHERE_COLUMNS, path
     configs: dict[str, dict]  # trainer cell -> its config without the seed
     summaries: pd.DataFrame  # name, seed, metric, value: numeric fields of the runs' summaries
     tables: dict[str, pd.DataFrame]  # CSV name -> rows of every run, name and seed first
@@ -64,6 +67,13 @@ def run_directories(paths: tuple[Path | str, ...]) -> list[Path]:
     return sorted(found)
 
 
+def where_made(provenance: dict) -> dict[str, str]:
+    """A run's WHERE_COLUMNS from its run.json's provenance: strings, the settings as sorted JSON, '' if absent."""
+    settings = provenance.get('numeric_settings')
+    return {**{key: str(provenance.get(key, '')) for key in WHERE_COLUMNS},
+            'numeric_settings': json.dumps(settings, sort_keys=True) if settings else ''}
+
+
 def load_runs(*paths: Path | str) -> Runs:
     """Read the runs named by paths: run.json files, or roots searched for runs (missing roots are empty)."""
     meta, configs, summaries, tables = [], {}, [], {name: [] for name in TABLES}
@@ -78,7 +88,8 @@ def load_runs(*paths: Path | str) -> Runs:
                              'the numeric settings of agentrl.numerics, so its numbers depend on its CPU; rerun it')
         name, seed = str(info['name']), int(info['seed'])
         meta.append(dict(kind=info.get('kind', 'train'), name=name, seed=seed, path=str(path),
-                         numerics_version=int(info['provenance']['numerics_version'])))
+                         numerics_version=int(info['provenance']['numerics_version']),
+                         **where_made(info['provenance'])))
         if 'config' in info:
             configs.setdefault(name, {k: v for k, v in info['config'].items() if k != 'seed'})
         summaries += [dict(name=name, seed=seed, metric=k, value=float(v))

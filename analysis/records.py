@@ -1,9 +1,11 @@
 """The published run records (results/records/): everything the analysis reads from run directories, in
 Parquet, read back as the same Runs.
 
-    runs.parquet         kind, name, seed, config, numerics_version: one row per run; config is the JSON of a
-                         trainer cell's configuration without its seed ('' for an experiment); numerics_version
-                         the version of the numerics that made it (agentrl/numerics.py; absent: 1)
+    runs.parquet         kind, name, seed, config, numerics_version and where it was made (analysis.load's
+                         WHERE_COLUMNS: cpu, cpu_vendor, cpu_capability, torch, numeric_settings, guarantee): one
+                         row per run; config is the JSON of a trainer cell's configuration without its seed ('' for
+                         an experiment); numerics_version the version of the numerics that made it
+                         (agentrl/numerics.py; absent: 1); a column absent from older records reads ''
     summaries.parquet    name, seed, metric, value: the numeric fields of every run's summary
     <table>.parquet      iterations, epochs, minibatches, records: the CSVs of every run, name and seed first
     aggregate.json       the options the aggregation ran with (baseline, method, ...), so that
@@ -28,7 +30,7 @@ from agentrl.files import verify_records, with_manifest, write_folder
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import BASELINE, cell_name
 
-from .load import RUN_COLUMNS, TABLES, Runs
+from .load import RUN_COLUMNS, TABLES, WHERE_COLUMNS, Runs
 
 RUNS, SUMMARIES, OPTIONS = 'runs', 'summaries', 'aggregate.json'
 ZSTD_LEVEL = 19
@@ -46,10 +48,12 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def run_rows(runs: Runs) -> pd.DataFrame:
-    """One row per run: kind, name, seed, its cell's configuration as JSON ('' for experiments), numerics version."""
+    """One row per run: kind, name, seed, its cell's configuration as JSON ('' for experiments), numerics version and
+    where it was made (WHERE_COLUMNS)."""
     config = runs.runs['name'].map(lambda name: json.dumps(runs.configs[name]) if name in runs.configs else '')
     return runs.runs[['kind', 'name', 'seed']].assign(config=config.astype(str),
-                                                     numerics_version=runs.runs['numerics_version'])
+                                                     numerics_version=runs.runs['numerics_version'],
+                                                     **{column: runs.runs[column] for column in WHERE_COLUMNS})
 
 
 def write_records(runs: Runs, folder: Path | str, options: dict | None = None) -> list[Path]:
@@ -80,10 +84,12 @@ def load_options(folder: Path | str) -> dict:
 
 
 def run_table(folder: Path | str) -> pd.DataFrame:
-    """runs.parquet of the records in folder: kind, name, seed, config, numerics_version (absent: version 1)."""
+    """runs.parquet of the records in folder: kind, name, seed, config, numerics_version (absent: version 1) and
+    WHERE_COLUMNS (absent: '')."""
     verify_records(folder)
     runs = read(Path(folder) / f'{RUNS}.parquet')
-    return runs if 'numerics_version' in runs else runs.assign(numerics_version=UNSTATED_VERSION)
+    runs = runs if 'numerics_version' in runs else runs.assign(numerics_version=UNSTATED_VERSION)
+    return runs.assign(**{column: '' for column in WHERE_COLUMNS if column not in runs})
 
 
 def current_names(runs: pd.DataFrame) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pandas as pd
 import yaml
 
 from .chapter import Context, chapter_tables
-from .claims import claim_inputs, markdown as claims_markdown, summary as claims_summary
+from .claims import claim_inputs, looks_table, markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
@@ -125,14 +125,14 @@ def findings(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
-def looks_line(claims: pd.DataFrame) -> str:
-    """The ledger's looks in one sentence: the seeds of each and the claims it decided."""
+def looks_lines(claims: pd.DataFrame) -> list[str]:
+    """The ledger's looks: a fixed design in one sentence, a sequential one as a table (looks_table)."""
     looks = claims.attrs['looks']
     if len(looks) == 1 and looks[0]['seeds'] == claims.attrs['max_seeds']:
-        return f"One look at {looks[0]['seeds']} seeds (a fixed design): {looks[0]['decided']} claims decided."
-    return (f"Seeds in stages, up to {claims.attrs['max_seeds']}: " + '; '.join(
-        f"stage {look['stage']} ({look['seeds']} seeds) decided {look['decided']} of the {look['looked_at']} claims "
-        'it looked at' for look in looks) + '.')
+        return [f"One look at {looks[0]['seeds']} seeds (a fixed design): {looks[0]['decided']} claims decided.", '']
+    return [f"Seeds in stages, up to {claims.attrs['max_seeds']}: each stage's look decided the claims it could "
+            'and stopped the futile ones ([claims.md](claims.md), "Seeds in stages").', '',
+            to_markdown(looks_table(claims))]
 
 
 def numerics_line(runs: Runs) -> str:
@@ -163,8 +163,8 @@ def readme(result: Analysis, runs: Runs, figures: list[str]) -> str:
         f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
         'finding below links its own).', '',
-        looks_line(result.claims), '',
         '## Five findings', '', *findings(result.claims), '',
+        '## Stages', '', *looks_lines(result.claims),
         '## Figures', '',
         'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
         'interval of the mean (a rate\'s kept in [0, 1]). The chapter printed one seed: whether its value lies in our '

@@ -2,6 +2,11 @@
 
   pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
   T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
+  pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 (95% CI 15.9
+  to over 1000)
+
+Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a ratio's interval
+bound beyond LARGEST reads "over 1000" (a rate near 0 or 1 makes the ratio's far end meaningless).
 """
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import math
 from .text import number
 
 DIGITS = 3
+LARGEST = 1000  # a ratio bound beyond this reads "over 1000"
 
 
 def num(value: float) -> str:
@@ -32,19 +38,32 @@ def factor(labels: list[str]) -> tuple[str, list[str]]:
     return ' '.join(words[0][:head] + words[0][len(words[0]) - tail:]), [' '.join(w[head:len(w) - tail]) for w in words]
 
 
-def interval(low: float, high: float) -> str:
-    return f'(95% CI {num(low)} to {num(high)})'
+def factor_bound(value: float) -> str:
+    """A ratio's interval bound: 'over 1000' beyond LARGEST."""
+    return f'over {LARGEST}' if value > LARGEST else num(value)
 
 
-def change(estimate: float, low: float, high: float, ratio: bool) -> str:
-    """A difference or ratio in words: 'higher by 0.1 (95% CI ...)', 'lower by a factor of 2.5 (...)'."""
-    if ratio:
+def interval(low: float, high: float, ratio: bool = False) -> str:
+    bound = factor_bound if ratio else num
+    return f'(95% CI {bound(low)} to {bound(high)})'
+
+
+def change(estimate: float, low: float, high: float, scale: str) -> str:
+    """A difference or ratio in words by the claim's scale: 'higher by 0.1 (95% CI ...)' (raw), 'lower by a factor
+    of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1000)' (logit)."""
+    if scale in ('log', 'logit'):
         up = estimate >= 1
         size, low, high = (estimate, low, high) if up else (1 / estimate, 1 / high, 1 / low)
-        return f'{"higher" if up else "lower"} by a factor of {num(size)} {interval(low, high)}'
+        odds = 'odds ' if scale == 'logit' else ''
+        return f'{odds}{"higher" if up else "lower"} by a factor of {num(size)} {interval(low, high, ratio=True)}'
     up = estimate >= 0
     size, low, high = (estimate, low, high) if up else (-estimate, -high, -low)
     return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high)}'
+
+
+def points(first: float, second: float) -> str:
+    """Two rates' difference in percentage points: '76.6 points lower' (first against second)."""
+    return f'{num(abs(first - second) * 100)} points {"higher" if first >= second else "lower"}'
 
 
 def where(low: float, high: float, band_low: float, band_high: float) -> str:
@@ -70,7 +89,8 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
         quantity = f'{lead}{of.join(parts)}'
         if not known:
             return f'{quantity}: ' + ', '.join(map(num, medians))
-        return (f'{quantity} {num(row["estimate"])} {interval(row["ci_low"], row["ci_high"])}: '
+        ratio = claim.get('scale', 'raw') in ('log', 'logit')
+        return (f'{quantity} {num(row["estimate"])} {interval(row["ci_low"], row["ci_high"], ratio)}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
@@ -78,5 +98,9 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
         ' vs '.join(values) if claim['kind'] in ('greater', 'less') else ', '.join(values))
     if not known:
         return said
-    by = change(row['estimate'], row['ci_low'], row['ci_high'], claim.get('scale', 'raw') in ('log', 'logit'))
-    return f'{said}: {by}' if claim['kind'] in ('greater', 'less') else f'{said}; the weakest step {by}'
+    scale = claim.get('scale', 'raw')
+    by = change(row['estimate'], row['ci_low'], row['ci_high'], scale)
+    if claim['kind'] not in ('greater', 'less'):
+        return f'{said}; the weakest step {by}'
+    pair = (medians[0], claim['than']) if 'than' in claim else tuple(medians[:2])
+    return f'{said}: {points(*pair)}; {by}' if scale == 'logit' and len(pair) == 2 else f'{said}: {by}'

@@ -177,7 +177,9 @@ def test_load_reads_configs_summaries_and_tables(runs):
     records = runs.table('records')
     assert set(records.loc[records['table'] == 'T2', 'row']) == {'0-8', '8-16', '16-64'}
     assert records['value'].dtype == float and records['row'].map(type).eq(str).all()
-    assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'numerics_version', 'path']
+    assert list(runs.runs.columns) == ['kind', 'name', 'seed', 'numerics_version', 'cpu', 'cpu_vendor',
+                                       'cpu_capability', 'torch', 'numeric_settings', 'guarantee', 'path']
+    assert set(runs.runs['cpu']) == {'test'} and set(runs.runs['torch']) == {''}  # as stated; '' where not
     assert set(runs.runs['numerics_version']) == {NUMERICS_VERSION}  # as their provenance states
     assert runs.summaries[runs.summaries['metric'] == 'diverged']['value'].eq(0.0).all()
 
@@ -536,28 +538,37 @@ def test_inputs_of_one_group_without_common_seeds_are_inconclusive(tmp_path, ctx
 
 def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
     """The figures the substrate was tuned to (issue 11's targets) get verdicts but are not counted as claims."""
-    from analysis.claims import group, summary
+    from analysis.claims import count_table, group, summary
+    from analysis.text import to_markdown
     claims = load_claims()['claims']
     tuned = sorted(c['id'] for c in claims if group(c) == 'calibration')
     assert tuned == ['base-pass-rate-fresh', 'base-pass-rate-old-batch', 'ess-one-update', 'most-episodes-short',
                      'policy-tokens-per-batch']
     frame = ledger(ctx)
     assert set(frame[frame['group'] == 'calibration']['id']) == set(tuned)
-    assert f'{len(tuned)} calibration targets' in summary(frame)
+    table = count_table(frame).set_index('claims')
+    assert table.loc['calibration targets (the substrate was tuned to them: not evidence)', 'count'] == len(tuned)
+    assert table.loc["the chapter's, all", 'count'] == (frame['group'] == 'chapter').sum() == sum(
+        table['count'].iloc[1:3])  # the headline and those encoded again make up the chapter's claims
+    assert to_markdown(count_table(frame)) in summary(frame)
 
 
 def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(tree, tmp_path):
     aggregate(load_runs(tree / 'runs', tree / 'experiments'), tmp_path)
     index = (tmp_path / 'README.md').read_text()
     sections = [line for line in index.splitlines() if line.startswith('## ')]
-    assert sections[:3] == ['## Claims', '## Five findings', '## Figures'], sections
+    assert sections[:4] == ['## Claims', '## Five findings', '## Stages', '## Figures'], sections
     opening = index.split('## Five findings')[1].split('## Figures')[0]
     findings = [line for line in opening.splitlines() if line.startswith('- **')]
     assert len(findings) == 5 and all('Ours, over ' in line for line in findings)
     assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
-    counts, figure = index.split('## Claims')[1].split('## Five findings')[0].strip().split('\n\n')[:2]
+    counts, words, figure = index.split('## Claims')[1].split('## Five findings')[0].strip().split('\n\n')[:3]
     headline = sum(group(c) == 'chapter' and not c.get('revised') for c in load_claims()['claims'])
-    assert counts.startswith(f"{headline} claims of the chapter: ")  # revised encodings are counted apart
+    rows = {line.split(' | ')[0].strip('| '): line.split(' | ')[1] for line in counts.splitlines()[2:]}
+    assert counts.startswith('| claims | count | reproduced | contradicted | inconclusive | untested | fragile |')
+    assert rows['the headline: encoded before their verdict'] == str(headline)  # revised encodings counted apart
+    every = rows["the chapter's, all"]
+    assert words.startswith(f"The chapter's {every} claims are the {headline} of the headline")
     assert figure == '![Every claim against what the chapter claims, by section](figures/claims.svg)'
     assert all(('[Figure](claims/' in line) == ('**untested**' not in line) for line in findings)
     assert sum('[Figure](claims/' in line for line in findings) >= 3

@@ -14,8 +14,9 @@ from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment, snakemak
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
-from analysis.load import combine, load_runs
-from analysis.records import claim_samples, load_options, load_records, parse_reuse, write_records
+from agentrl.files import with_manifest, write_folder
+from analysis.load import WHERE_COLUMNS, combine, load_runs
+from analysis.records import claim_samples, load_options, load_records, parquet_bytes, parse_reuse, write_records
 from analysis.verdicts import decide
 from workflow.design import load_design
 from workflow.plan import seed_plan
@@ -67,6 +68,28 @@ def test_records_hold_the_runs_exactly(design):
         pd.testing.assert_frame_equal(records.tables[name], frame, check_exact=True)
     assert records.configs == read.configs and len(read.configs) == 3
     assert len(read.tables['minibatches']) > len(read.tables['epochs']) > 0  # per-minibatch rows are all kept
+
+
+def test_records_say_where_each_run_was_made(design):
+    runs = pd.read_parquet(design / 'records' / 'runs.parquet')
+    made = json.loads(next((design / 'runs').rglob('run.json')).read_text())['provenance']
+    assert len(runs) and (runs['numerics_version'] == made['numerics_version']).all()
+    assert set(runs['cpu']) == {made['cpu']} and set(runs['cpu_vendor']) == {made['cpu_vendor']}
+    assert set(runs['cpu_capability']) == {made['cpu_capability']} == {'AVX2'} and set(runs['torch']) == {made['torch']}
+    assert {json.loads(text)['MKL_CBWR'] for text in runs['numeric_settings']} == {'COMPATIBLE,STRICT'}
+    assert set(runs['guarantee']) == {made['guarantee']}
+    older = records_without_where(design)
+    assert (load_records(older).runs[['cpu', 'torch', 'guarantee']] == '').all().all()  # older records: ''
+
+
+def records_without_where(design: Path) -> Path:
+    """A copy of the design's records as written before the WHERE_COLUMNS (runs.parquet without them)."""
+    folder = design.parent / 'records-before-where'
+    files = {path.name: path.read_bytes() for path in (design / 'records').iterdir() if path.name != 'SHA256SUMS'}
+    runs = pd.read_parquet(design / 'records' / 'runs.parquet')
+    files['runs.parquet'] = parquet_bytes(runs.drop(columns=WHERE_COLUMNS))
+    write_folder(folder, with_manifest(files))
+    return folder
 
 
 def test_runs_read_partly_from_the_records_are_the_runs_read_from_their_directories(design):

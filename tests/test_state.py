@@ -11,8 +11,9 @@ import yaml
 from test_design import DESIGN
 
 from workflow.design import expand_design
-from workflow.state import (DECISION_MODULES, basis, basis_file, digest, published, set_aside, sources_option,
-                            split_runs, unreadable_runs, write_basis)
+from workflow.plan import DesignError
+from workflow.state import (DECISION_MODULES, basis, basis_file, digest, more_seeds, published, set_aside,
+                            sources_option, split_runs, unreadable_runs, write_basis)
 
 CELLS = expand_design(DESIGN)
 
@@ -95,3 +96,16 @@ def test_an_unreadable_run_json_is_found_and_set_aside_so_its_run_counts_as_miss
     assert unreadable_runs(tmp_path) == [partial, truncated]
     assert set_aside(truncated) == truncated.with_name('run.json.unreadable') and not truncated.exists()
     assert unreadable_runs(tmp_path) == [partial]
+
+
+def test_more_seeds_for_one_cell_are_the_seeds_its_records_lack():
+    cells, experiments, held = ['baseline', 'lam~0.95'], ['surrogate'], {'baseline': {0, 1, 2}, 'surrogate': {0}}
+    assert more_seeds('baseline', 5, cells, experiments, held, 'out') == [
+        'out/runs/baseline/seed~3/run.json', 'out/runs/baseline/seed~4/run.json']
+    assert more_seeds('surrogate', 2, cells, experiments, held, 'out') == ['out/experiments/surrogate/seed~1/run.json']
+    assert len(more_seeds('lam~0.95', 2, cells, experiments, held, 'out')) == 2
+    with pytest.raises(DesignError, match="'lam~0.9' is not a cell or experiment of this design; they are: baseline, "
+                                          "lam~0.95, surrogate"):
+        more_seeds('lam~0.9', 5, cells, experiments, held, 'out')
+    with pytest.raises(DesignError, match='baseline: 3 seeds asked for, the records hold 3: expected more than 3'):
+        more_seeds('baseline', 3, cells, experiments, held, 'out')

@@ -1,5 +1,6 @@
 """The ledger's numbers in plain words: what was compared, which way, by how much, with its 95% CI."""
 import math
+import re
 
 import pandas as pd
 
@@ -38,6 +39,20 @@ def test_a_ratio_reads_as_a_factor_and_a_threshold_as_a_number():
                      ['T8 epoch=1 approx_kl', 'T8 epoch=2 approx_kl'], [0.00332, 0.0356])
     assert steps == ('T8 approx_kl: epoch=1 0.00332, epoch=2 0.0356; the weakest step higher by a factor of 1.29 '
                      '(95% CI 1.24 to 1.33)')
+
+
+def test_a_rate_near_zero_reads_in_points_and_odds_with_no_bound_above_1000x():
+    """The published finding that read 'lower by a factor of 63.7 (95% CI 15.9 to 4714285710)'."""
+    claim = dict(kind='less', scale='logit')
+    text = describe(claim, row(1 / 63.7, 1 / 4714285710, 1 / 15.9), ['[epochs=16] pass_train', '[baseline] pass_train'],
+                    [0.0781, 0.844])
+    assert text == ('pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 '
+                    '(95% CI 15.9 to over 1000)')
+    numbers = [float(n) for n in re.findall(r'\d+(?:\.\d+)?(?:e[+-]?\d+)?', text)]
+    assert max(numbers) <= 1000
+    above = describe(dict(kind='greater', scale='logit', than=0.5), row(2.0, 1.5, 2500.0), ['pass_train'], [0.667])
+    assert above == ('pass_train 0.667 vs 0.5: 16.7 points higher; odds higher by a factor of 2 (95% CI 1.5 to over '
+                     '1000)')
 
 
 def test_an_about_claim_says_where_its_interval_lies_against_the_band():

@@ -69,6 +69,22 @@ def dry_run_jobs(workdir: Path, *args, config: Path = TEST_CONFIG) -> list[tuple
     return sorted(jobs + [('all', '')] * rules.count('all'))
 
 
+def test_the_more_seeds_verb_plans_exactly_the_seeds_asked_for_one_cell(tmp_path):
+    """`python -m workflow.design seeds baseline 4`, then a dry run of its targets: baseline's seeds 0-3 and what they
+    need (base agent, its config, the critic's config and one warmed critic a seed), nothing of another cell."""
+    verb = [sys.executable, '-m', 'workflow.design', 'seeds']
+    design = ['--configfile', str(TEST_CONFIG)]
+    targets = subprocess.run([*verb, BASELINE_CELL, '4', *design], cwd=tmp_path, env=environment(), check=True,
+                             stdout=subprocess.PIPE, text=True).stdout.split()
+    assert targets == [f'{TEST_RESULTS}/runs/{BASELINE_CELL}/seed~{seed}/run.json' for seed in range(4)]
+    jobs = dry_run_jobs(tmp_path, *targets)
+    assert [output for rule, output in jobs if rule == 'train'] == targets
+    assert sorted({rule for rule, _ in jobs}) == ['base_agent', 'cell_config', 'critic_config', 'train', 'warm_critic']
+    assert sum(rule == 'warm_critic' for rule, _ in jobs) == 4
+    unknown = subprocess.run([*verb, 'lam~0.5', '4', *design], cwd=tmp_path, env=environment(), capture_output=True, text=True)
+    assert unknown.returncode == 2 and "'lam~0.5' is not a cell or experiment of this design" in unknown.stderr
+
+
 def looks_basis(config: Path) -> str:
     """The basis file of a design's looks (workflow/state.py), as the workflow names it."""
     design = load_design(config)

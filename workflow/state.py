@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design
-from workflow.plan import seed_plan
+from workflow.plan import DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
 LOOK_ENTRY = ('load', 'records', 'sequential')  # what a look (python -m analysis stage) reads runs and decides with
@@ -112,6 +112,27 @@ def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[st
         if name is not None:
             found.setdefault(name, set()).add(int(row['seed']))
     return found
+
+
+def run_file(results_dir: str, name: str, seed: int, cell: bool) -> str:
+    """The run.json of a cell's (cell True) or an experiment's run."""
+    return f"{results_dir}/{'runs' if cell else 'experiments'}/{name}/seed~{seed}/run.json"
+
+
+def more_seeds(name: str, count: int, cells: Iterable[str], experiments: Iterable[str], held: dict[str, set[int]],
+               results_dir: str) -> list[str]:
+    """The run.json targets that give one cell or experiment the seeds 0 to count - 1: those the records do not hold
+    (held: published()). A DesignError names an unknown cell or experiment, or a count not above the seeds the
+    records hold for it."""
+    cells, experiments = list(cells), list(experiments)
+    if name not in cells and name not in experiments:
+        raise DesignError(f'{name!r} is not a cell or experiment of this design; they are: '
+                          f'{", ".join([*cells, *experiments])}')
+    have = held.get(name, set())
+    if count <= len(have):
+        raise DesignError(f'{name}: {count} seeds asked for, the records hold {len(have)}: expected more than '
+                          f'{len(have)}')
+    return [run_file(results_dir, name, seed, name in cells) for seed in range(count) if seed not in have]
 
 
 def split_runs(wanted: dict[str, list[int]], path: Callable[[str, int], str],

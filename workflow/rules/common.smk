@@ -17,7 +17,7 @@ from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.plan import DesignError, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
-from workflow.state import set_aside, unreadable_runs  # a run.json that cannot be read: its run counts as missing
+from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
 # A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile
@@ -102,7 +102,7 @@ def run_path(name, seed):
     """The run.json of a cell's or an experiment's run; a name of neither is an error naming it."""
     if name not in CELLS and name not in EXPERIMENTS:
         raise WorkflowError(f"{name} is not a cell or experiment of this design")
-    return f"{RESULTS}/{'runs' if name in CELLS else 'experiments'}/{name}/seed~{seed}/run.json"
+    return run_file(RESULTS, name, seed, name in CELLS)
 
 
 def runs_of(seeds):
