@@ -20,9 +20,11 @@ import pandas as pd
 import pytest
 import yaml
 from checkout import copy_checkout
-from test_workflow import DEFAULT_CONFIG, TEST_CONFIG, TEST_RESULTS, environment
+from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment
 
+from analysis.claims import count_table
 from analysis.records import load_records, run_table
+from analysis.text import to_markdown
 from workflow.design import expand_design
 from workflow.state import basis, digest
 
@@ -267,3 +269,15 @@ def test_more_seeds_run_only_the_new_seeds_the_open_claims_ask_for(small):
     assert not runs_in(planned(small, path, 'test design, seeds up to 4'))  # the looks are remade first
     found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
     assert found and not set(found) & held and any(run.endswith('seed~3') for run in found), found
+
+
+def test_the_readmes_state_the_published_ledgers_counts():
+    """README.md and results/README.md give the verdict counts of the published ledger (results/tables/claims.csv),
+    the same table in both."""
+    ledger = pd.read_csv(REPO / 'results' / 'tables' / 'claims.csv', keep_default_na=False)
+    table = to_markdown(count_table(ledger))
+    assert table in (REPO / 'README.md').read_text(), 'README.md must state the published counts: ' + table
+    assert table in (REPO / 'results' / 'README.md').read_text()
+    rows = count_table(ledger).set_index('claims')['count']
+    assert rows["the chapter's, all"] == rows['the headline: encoded before their verdict'] + rows[
+        'encoded again after a published verdict (counted apart)']
