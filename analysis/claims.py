@@ -22,10 +22,15 @@ from .words import describe
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 GROUPS = ('chapter', 'calibration', 'literature', 'finding', 'check')
 FINDING = 'finding'
-COLUMNS = ['id', 'verdict', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n', 'diverged',
-           'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale', 'registered',
-           'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile', 'sensitivity', 'note']
+COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
+           'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale',
+           'registered', 'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile',
+           'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
+NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
+DIRECTION_SUFFIX = '-direction'
+DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
+SIZE_WORDS = {'reproduced': 'inside the band', 'contradicted': 'outside the band'}  # a size verdict, as shown
 
 
 def expand(inputs: list[dict]) -> list[dict]:
@@ -65,10 +70,36 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
         inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
                   for spec in expand(claim['inputs'])]
         claims.append({**rules, 'registered': raw.get('registered', ''), **claim, 'inputs': inputs})
+        claims += [direction] if (direction := direction_claim(claims[-1])) else []
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
     return dict(raw, claims=claims)
+
+
+def direction_claim(claim: dict) -> dict | None:
+    """The direction a size claim states, judged apart from its size: an about-claim of a ratio or difference of
+    two inputs at X away from the null (1 or 0) also says which input is larger. That direction is a claim of its
+    own (id + DIRECTION_SUFFIX, `direction_of` the size claim's id): 'greater' or 'less' on the same paired inputs
+    (the log scale for a ratio claim on it, else raw), smallest effect 0, so that it is contradicted only when the
+    inputs are confidently the other way round. None for any other claim."""
+    null = NULL.get(claim.get('of'))
+    if claim['kind'] != 'about' or null is None or len(claim['inputs']) != 2 or float(claim['about']) == null:
+        return None
+    larger = float(claim['about']) > null
+    kept = {k: v for k, v in claim.items() if k not in ('about', 'of', 'margin', 'noise', 'effect', 'rationale')}
+    return {**kept, 'id': claim['id'] + DIRECTION_SUFFIX, 'direction_of': claim['id'],
+            'kind': 'greater' if larger else 'less', 'paired': True, 'effect': 0.0,
+            'scale': 'log' if claim['of'] == 'ratio' and claim.get('scale') == 'log' else 'raw',
+            'claim': f"{claim['claim']} (Its direction: the first input {'above' if larger else 'below'} the "
+                     'second.)',
+            'rationale': f"the direction of {claim['id']}, judged apart from its size",
+            'registered': DIRECTION_REGISTERED}
+
+
+def part(claim: dict) -> str:
+    """What a claim's verdict judges: 'size' (an about-claim: its band) or 'direction' ('' for a check)."""
+    return '' if claim['kind'] == 'check' else 'size' if claim['kind'] == 'about' else 'direction'
 
 
 def group(claim: dict) -> str:
@@ -101,8 +132,8 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     """One claim and its resolved inputs -> its ledger row, its numbers in words."""
     diverged = diverged or {}
     seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
-    row = dict(id=claim['id'], group=group(claim), claim=claim['claim'], source=claim['source'], kind=claim['kind'],
-               scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
+    row = dict(id=claim['id'], part=part(claim), group=group(claim), claim=claim['claim'], source=claim['source'],
+               kind=claim['kind'], scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
                paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
                inputs='; '.join(f.label for f in found), rationale=claim.get('rationale', ''),
                registered=str(claim.get('registered', '')), revised=str(claim.get('revised', '')),
@@ -209,8 +240,8 @@ in the `diverged` column.
 or logit against raw); a verdict that changes under any of them is marked fragile.
 """
 
-VIEW = ['id', 'verdict', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged', 'p',
-        'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'revised', 'source', 'note']
+VIEW = ['id', 'verdict', 'part', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged',
+        'p', 'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'revised', 'source', 'note']
 CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
 
 
@@ -221,9 +252,11 @@ def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
 
 
 def count_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The verdict counts by kind of claim: the chapter's (all; the headline; those encoded again after a published
-    verdict, counted apart), the calibration targets' and the literature's. Columns claims, count, the verdicts,
-    fragile."""
+    """The verdict counts by kind of claim, direction and size apart: the chapter's claims (all; the headline; those
+    encoded again after a published verdict, counted apart), the calibration targets' and the literature's. count:
+    the claims (a size claim's derived direction is not a claim of its own); `direction: ...` the verdicts on
+    directions (every directional claim and the direction of each size claim that states one); `size: ...` the
+    verdicts on sizes (about-claims: inside or outside the chapter's band)."""
     chapter = frame[frame['group'] == 'chapter']
     revised = chapter['revised'].fillna('').ne('')
     parts = [("the chapter's, all", chapter),
@@ -232,9 +265,28 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
              ('calibration targets (the substrate was tuned to them: not evidence)',
               frame[frame['group'] == 'calibration']),
              ('cited by the chapter from the literature', frame[frame['group'] == 'literature'])]
-    return pd.DataFrame([dict(claims=label, count=len(part), **{v: int((part['verdict'] == v).sum())
-                                                                  for v in VERDICTS + (UNTESTED,)},
-                              fragile=int(part['fragile'].str.startswith('fragile').sum())) for label, part in parts])
+    rows = []
+    for label, rows_of in parts:
+        direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
+        rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()),
+                     **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in VERDICTS},
+                     **{f'size: {SIZE_WORDS.get(v, v).split()[0]}': int((size['verdict'] == v).sum())
+                        for v in VERDICTS},
+                     'untested': int((rows_of['verdict'] == UNTESTED).sum()),
+                     'fragile': int(rows_of['fragile'].str.startswith('fragile').sum())})
+    return pd.DataFrame(rows)
+
+
+def derived(frame: pd.DataFrame) -> pd.Series:
+    """Which ledger rows are the derived direction of a size claim (direction_claim)."""
+    return frame['id'].str.endswith(DIRECTION_SUFFIX)
+
+
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ledger rows as a reader sees them: a size verdict in its own words (SIZE_WORDS), so that 'contradicted'
+    always means a direction that failed."""
+    size = frame['part'] == 'size'
+    return frame.assign(verdict=frame['verdict'].where(~size, frame['verdict'].replace(SIZE_WORDS)))
 
 
 def summary(frame: pd.DataFrame) -> str:
@@ -244,7 +296,11 @@ def summary(frame: pd.DataFrame) -> str:
     checks = frame[frame['group'] == 'check']
     return (to_markdown(table) + f"\nThe chapter's {every} claims are the {headline} of the headline and the {again} "
             'whose encoding changed after a published ledger had judged them (counted apart, so that no encoding '
-            'revised after its verdict adds to the headline). Fragile: the verdict changes with the band halved or '
+            'revised after its verdict adds to the headline). Direction and size apart: a claim that compares '
+            'gets a direction verdict (reproduced, contradicted: confidently the other way or short of its smallest '
+            'effect, inconclusive); a claim that states a size ("about X") a size verdict (inside or outside the '
+            "chapter's band, inconclusive), and where X says which of two inputs is larger, a direction verdict as "
+            'well (its `-direction` row). Fragile: the verdict changes with the band halved or '
             f"doubled, or with the transform switched. {int((frame['group'] == FINDING).sum())} findings (exercise "
             f"questions and models: numbers, no verdict). {len(checks)} deterministic checks: "
             f"{counts(checks, CHECKS + (UNTESTED,))}.")
@@ -293,7 +349,7 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
                         ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
-        lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
+        lines += [f'## {title}', '', to_markdown(shown(frame[frame['group'] == name])[VIEW])]
     lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
               'pass when every seed gives the printed value within its rounding.', '',
               to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]

@@ -12,7 +12,8 @@ import pandas as pd
 import yaml
 
 from .chapter import Context, chapter_tables
-from .claims import claim_inputs, looks_table, markdown as claims_markdown, summary as claims_summary
+from .claims import DIRECTION_SUFFIX, claim_inputs, looks_table, shown
+from .claims import markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
@@ -115,13 +116,16 @@ FINDINGS_FILE = Path(__file__).with_name('findings.yaml')
 
 def findings(claims: pd.DataFrame) -> list[str]:
     """One line per claim of findings.yaml: the chapter's claim, then our verdict and numbers from the ledger."""
-    rows = claims.set_index('id')
+    rows = shown(claims).set_index('id')
     lines = []
     for entry in yaml.safe_load(FINDINGS_FILE.read_text())['findings']:
         row = rows.loc[entry['claim']]
         figure = f' [Figure]({FOLDER}/{entry["claim"]}.svg).' if row['verdict'] != UNTESTED else ''
+        direction = entry['claim'] + DIRECTION_SUFFIX
+        also = (f" Its direction: **{rows.loc[direction, 'verdict']}** ({rows.loc[direction, 'numbers']})."
+                if direction in rows.index else '')
         lines.append(f"- **{entry['title']}.** The chapter: {row['claim']} Ours, over {row['n']} seeds: "
-                     f"**{row['verdict']}** ({row['numbers']}).{figure}")
+                     f"**{row['verdict']}** ({row['numbers']}).{also}{figure}")
     return lines
 
 

@@ -23,7 +23,7 @@ from analysis.report import aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
-from analysis.verdicts import decide
+from analysis.verdicts import VERDICTS, decide
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {**dict.fromkeys(PROVENANCE_KEYS, 'test'), 'numerics_version': NUMERICS_VERSION}  # what the aggregation requires
@@ -492,8 +492,8 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     readme = first['README.md'].decode()
     assert '## Claims' in readme and f'| pass_train | baseline | {len(SEEDS)} |' in readme
     assert '(tables/T7.md)' in readme
-    # a header per table (5 of claims, 1 of looks) and the one look of a fixed design
-    assert first['claims.md'].decode().count('\n| ') == len(load_claims()['claims']) + 6 + 1
+    # a header per table (5 of claims, 1 of looks), the one look of a fixed design and the counts (a header, 5 rows)
+    assert first['claims.md'].decode().count('\n| ') == len(load_claims()['claims']) + 6 + 1 + 6
     cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
     assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
                                    'method', 'status', 'diverged']
@@ -548,8 +548,13 @@ def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
     assert set(frame[frame['group'] == 'calibration']['id']) == set(tuned)
     table = count_table(frame).set_index('claims')
     assert table.loc['calibration targets (the substrate was tuned to them: not evidence)', 'count'] == len(tuned)
-    assert table.loc["the chapter's, all", 'count'] == (frame['group'] == 'chapter').sum() == sum(
+    chapter = frame[(frame['group'] == 'chapter') & ~frame['id'].str.endswith('-direction')]  # a size claim's direction
+    assert table.loc["the chapter's, all", 'count'] == len(chapter) == sum(
         table['count'].iloc[1:3])  # the headline and those encoded again make up the chapter's claims
+    directions = frame[(frame['group'] == 'chapter') & (frame['part'] == 'direction')]  # with the size claims'
+    assert len(directions) > (chapter['part'] == 'direction').sum()
+    assert table.loc["the chapter's, all", [f'direction: {v}' for v in VERDICTS]].sum() == (
+        directions['verdict'] != 'untested').sum()
     assert to_markdown(count_table(frame)) in summary(frame)
 
 
@@ -563,9 +568,11 @@ def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(t
     assert len(findings) == 5 and all('Ours, over ' in line for line in findings)
     assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
     counts, words, figure = index.split('## Claims')[1].split('## Five findings')[0].strip().split('\n\n')[:3]
-    headline = sum(group(c) == 'chapter' and not c.get('revised') for c in load_claims()['claims'])
+    headline = sum(group(c) == 'chapter' and not c.get('revised') and not c.get('direction_of')
+                   for c in load_claims()['claims'])
     rows = {line.split(' | ')[0].strip('| '): line.split(' | ')[1] for line in counts.splitlines()[2:]}
-    assert counts.startswith('| claims | count | reproduced | contradicted | inconclusive | untested | fragile |')
+    assert counts.startswith('| claims | count | direction: reproduced | direction: contradicted | direction: '
+                             'inconclusive | size: inside | size: outside | size: inconclusive | untested | fragile |')
     assert rows['the headline: encoded before their verdict'] == str(headline)  # revised encodings counted apart
     every = rows["the chapter's, all"]
     assert words.startswith(f"The chapter's {every} claims are the {headline} of the headline")

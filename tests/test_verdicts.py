@@ -386,3 +386,23 @@ def test_a_mean_of_zero_with_nine_batches_of_ten_below_is_a_direction_of_the_typ
     assert abs(gap.mean()) < 1e-9
     out = decide(claim('greater', 2, scale='raw', paired=True), [by_seed(fresh), by_seed(fresh - gap)])
     assert out['verdict'] == 'reproduced' and out['p'] == pytest.approx(11 / 1024)
+
+
+def test_a_size_claim_that_says_which_input_is_larger_gets_its_direction_judged_apart():
+    """clip-cuts-kl-25x (unclipped / clipped about 25) also says the unclipped KL is the larger: a ratio of 8 is
+    outside the band and the right way round; a ratio of 1/8 is outside the band and the wrong way round."""
+    by_id = {c['id']: c for c in CLAIMS}
+    size, direction = by_id['clip-cuts-kl-25x'], by_id['clip-cuts-kl-25x-direction']
+    assert (direction['kind'], direction['scale'], direction['effect'], direction['direction_of']) == (
+        'greater', 'log', 0.0, 'clip-cuts-kl-25x')
+    assert direction['inputs'] == size['inputs'] and direction['paired']
+    assert by_id['early-stop-63pct-steps-direction']['kind'] == 'less'  # about 0.633 of the baseline's steps
+    at_the_null = [c['id'] for c in CLAIMS if c['kind'] == 'about' and c.get('of') and float(c['about']) in (0, 1)]
+    assert at_the_null and not any(f'{i}-direction' in by_id for i in at_the_null)  # "the same": no direction
+    rng = np.random.default_rng(0)
+    clipped = pd.Series(np.exp(rng.normal(0, 0.3, 20)))
+    for factor, verdicts in ((8.0, ('contradicted', 'reproduced')), (1 / 8, ('contradicted', 'contradicted'))):
+        unclipped = clipped * factor * np.exp(rng.normal(0, 0.1, 20))
+        assert (decide(size, [unclipped, clipped])['verdict'], decide(direction, [unclipped, clipped])['verdict']) == (
+            verdicts)
+    assert on_chapter(direction) == 'consistent'  # the chapter's own numbers hold its direction
