@@ -265,7 +265,8 @@ def test_a_new_numerics_version_runs_the_test_design_again(small):
 
 def test_more_seeds_run_only_the_new_seeds_the_open_claims_ask_for(small):
     held = {f'{row.name}/seed~{row.seed}' for row in read_records(small).runs.itertuples()}
-    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4, 'futility': 0})
+    seeds = {'initial': 2, 'step': 1, 'max': 4, 'futility': 0, 'allocation': 'open'}  # at 4 seeds no look decides
+    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds=seeds)
     assert not runs_in(planned(small, path, 'test design, seeds up to 4'))  # the looks are remade first
     found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
     assert found and not set(found) & held and any(run.endswith('seed~3') for run in found), found

@@ -48,6 +48,7 @@ import yaml
 from checkout import copy_checkout
 from agentrl.golden import comparable_csv, comparable_run
 from workflow.design import expand_design, load_design
+from workflow.plan import seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / 'workflow' / 'scripts' / 'slurm_localhost.sh'
@@ -115,9 +116,10 @@ def test_the_profiles_table_counts_the_default_designs_slurm_jobs(tmp_path):
     cells = expand_design(load_design(REPO / 'config' / 'config.yaml')).values()
     ppo = sum(cell.values['algorithm'] == 'ppo' for cell in cells)
     # REINFORCE's runs alone; each seed's critic with its PPO runs
-    assert sizes == [1] * (10 * (len(cells) - ppo)) + [ppo + 1] * 10
+    seeds = seed_plan(load_design(REPO / 'config' / 'config.yaml')).looks[0]
+    assert sizes == [1] * (seeds * (len(cells) - ppo)) + [ppo + 1] * seeds
     assert all(rules.count('warm_critic') == 1 for rules in groups if len(rules) > 1)
-    assert sorted(single) == ['aggregate', 'base_agent'] + ['experiment'] * 60
+    assert sorted(single) == ['aggregate', 'base_agent'] + ['experiment'] * (6 * seeds)
     stage_one = len(groups) + len(single) - 1  # the aggregation comes after the last stage
     jobs = sum(sizes) + len(single) - 1
     text = (PROFILE / 'config.yaml').read_text()
