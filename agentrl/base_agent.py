@@ -15,6 +15,7 @@ from .demos import PretrainConfig, pretrain
 from .files import write_file
 from .model import TinyAgent, TinyAgentConfig
 from .numerics import NUMERICS_VERSION
+from .substrates import DEFAULT, substrate
 from .tasks import make_tasks
 from .tokenizer import Tokenizer
 
@@ -65,29 +66,27 @@ def _load(path: Path, key: str, model_config: TinyAgentConfig) -> TinyAgent | No
         return None
 
 
-def base_model_config(tok: Tokenizer) -> TinyAgentConfig:
-    """The base agent's size: d_model 32 (46k parameters). Adam's first steps move every weight by about the
-    learning rate, so fewer, narrower weights move the policy less per step. After one REINFORCE step at the
-    chapter's lr 2e-3, ESS/N was 0.45 at d_model 64 (107k, the previous task set, ten seeds), 0.56 at 48
-    and 0.61 at 32 (this task set, one and five seeds); the chapter's is 0.78."""
-    return TinyAgentConfig(vocab_size=len(tok), d_model=32)
+def base_model_config(tok: Tokenizer, name: str = DEFAULT) -> TinyAgentConfig:
+    """The base agent's model config on substrate `name` (agentrl/substrates.py)."""
+    return substrate(name).model_config(len(tok))
 
 
-def _default_key(tok: Tokenizer) -> tuple[TinyAgentConfig, str]:
-    """The default model config of this tokenizer and the cache key of the default base agent."""
-    model_config = base_model_config(tok)
+def _default_key(tok: Tokenizer, name: str = DEFAULT) -> tuple[TinyAgentConfig, str]:
+    """The model config of this tokenizer on substrate `name` and the cache key of its base agent."""
+    model_config = base_model_config(tok, name)
     return model_config, cache_key(tok, model_config, PretrainConfig())
 
 
-def load_base_agent(path: Path | str, tok: Tokenizer) -> TinyAgent:
-    """A base agent exported with save_base_agent; a stale or corrupt file raises ValueError."""
-    model_config, key = _default_key(tok)
+def load_base_agent(path: Path | str, tok: Tokenizer, name: str = DEFAULT) -> TinyAgent:
+    """A base agent of substrate `name` exported with save_base_agent; a stale, corrupt or other substrate's file
+    raises ValueError."""
+    model_config, key = _default_key(tok, name)
     return _checked_load(Path(path), key, model_config)
 
 
-def save_base_agent(model: TinyAgent, tok: Tokenizer, path: Path | str) -> None:
-    """Export the default base agent to a fixed path (the workflow's DAG node), atomically."""
-    _save(model, _default_key(tok)[1], Path(path))
+def save_base_agent(model: TinyAgent, tok: Tokenizer, path: Path | str, name: str = DEFAULT) -> None:
+    """Export substrate `name`'s base agent to a fixed path (the workflow's DAG node), atomically."""
+    _save(model, _default_key(tok, name)[1], Path(path))
 
 
 def _save(model: TinyAgent, key: str, path: Path) -> None:

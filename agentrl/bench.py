@@ -26,11 +26,12 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from .base_agent import make_base_agent
+from .base_agent import base_model_config, make_base_agent
 from .config import TrainConfig
-from .model import make_critic
+from .model import count_parameters, make_critic
 from .packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
 from .sampler import collate, sample_tasks, sequence_log_probs
+from .substrates import DEFAULT, SUBSTRATES
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
 from .trainer import adam, ppo_prepare, train, trim, warm_critic
@@ -87,11 +88,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--repeats', type=int, default=20)
     parser.add_argument('--cache-dir', default=None)
     parser.add_argument('--chapter-run', action='store_true', help='also time one chapter-default trainer run')
+    parser.add_argument('--substrate', default=DEFAULT, choices=list(SUBSTRATES),
+                        help='the agent measured (agentrl/substrates.py; default: %(default)s)')
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
-    base = make_base_agent(tok, cache_dir=args.cache_dir)  # trains it once, if the cache lacks it
-    load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir), 5)
+    model_config = base_model_config(tok, args.substrate)
+    base = make_base_agent(tok, cache_dir=args.cache_dir, model_config=model_config)  # trains it once if not cached
+    load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir, model_config=model_config), 5)
+    print(f'substrate {args.substrate}: {count_parameters(base):,} parameters')
     print(f'base agent: loaded from the cache in {load_s:.3f} s (median of 5; goal well under 1 s)')
     train = make_tasks('train')
     tasks = [train[i % len(train)] for i in range(64)]
@@ -259,12 +264,15 @@ def chapter_run(base, tok, peak: float) -> None:
     total = time.perf_counter() - start
     iterations = sum(it['wall_s'] for it in result.iterations)
     sampling = sum(it['sample_s'] for it in result.iterations)
+    tokens = sum(it['policy_tokens'] * config.episodes_per_iteration for it in result.iterations)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     print(f'lever, critic warm-up: {warm_s:.1f} s, once per seed for all its PPO cells (python -m agentrl '
           f'warm-critic), not in each run')
     print(f'chapter-default run: {total:.1f} s | sampling {sampling:.1f} s | prepare and updates '
           f'{iterations - sampling:.1f} s | final evaluation {total - iterations:.1f} s | peak memory {peak_mib:.0f} MiB '
           f'(goal < 1024)')
+    print(f'per policy token trained: {1e6 * iterations / tokens:.1f} us ({tokens:,.0f} policy tokens sampled over '
+          f'{len(result.iterations)} iterations)')
     print(f'run cost: {total:.1f} s x {peak / 1e9:.1f} GFLOP/s = {total * peak / 1e9:,.0f} (goal <= 1,500); with '
           f'the warm-up in the run {(total + warm_s) * peak / 1e9:,.0f}')
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from .base_agent import load_base_agent, make_base_agent, save_base_agent
+from .base_agent import base_model_config, load_base_agent, make_base_agent, save_base_agent
 from .calibration import episode_statistics, per_task_pass_rates, task_set_statistics
 from .config import TrainConfig
 from .critic_store import load_critic, save_critic
@@ -16,18 +16,18 @@ from .model import count_parameters
 from .experiments import EXPERIMENTS, importance_weights, run_experiment
 from .runio import provenance, write_run
 from .sampler import sample_tasks
+from .substrates import DEFAULT, SUBSTRATES
 from .tasks import make_tasks
 from .tokenizer import build_tokenizer
 from .trainer import train, warm_critic
 
 
 def base_stats(args: argparse.Namespace) -> None:
-    """Print the substrate's calibration statistics (issue 11's table): the task set's repairs, then per
+    """Print a substrate's calibration statistics (issue 11's table): the task set's repairs, then per
     seed the base agent's episodes on both splits and the step size of REINFORCE from it, then the means."""
     torch.set_num_threads(1)
-    tok = build_tokenizer(make_tasks('all'))
-    base = make_base_agent(tok, cache_dir=args.cache_dir)
-    print(f'base agent: {count_parameters(base):,} parameters, vocabulary {len(tok)}')
+    tok, base = base_agent(args)
+    print(f'base agent ({args.substrate}): {count_parameters(base):,} parameters, vocabulary {len(tok)}')
     for split in ('train', 'heldout'):
         s = task_set_statistics(make_tasks(split))
         print(f'{split:8s} tasks | {s["distinct_repairs"]} distinct repairs, at most {s["most_fixed_by_one_repair"]} '
@@ -81,18 +81,20 @@ def base_agent(args: argparse.Namespace):
     """The tokenizer and the base agent: from --base (an exported file) or the cache."""
     tok = build_tokenizer(make_tasks('all'))
     if args.base is None:
-        return tok, make_base_agent(tok, cache_dir=args.cache_dir)
+        return tok, make_base_agent(tok, cache_dir=args.cache_dir, model_config=base_model_config(tok, args.substrate))
     try:
-        return tok, load_base_agent(args.base, tok)
+        return tok, load_base_agent(args.base, tok, args.substrate)
     except ValueError as error:
-        raise SystemExit(f'agentrl: {error}; export it again with `python -m agentrl base-agent --out {args.base}`')
+        raise SystemExit(f'agentrl: {error}; export it again with `python -m agentrl base-agent --out {args.base} '
+                         f'--substrate {args.substrate}`')
 
 
 def export_base_agent(args: argparse.Namespace) -> None:
     """Train (or load from the cache) the base agent and export it to a fixed path."""
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
-    save_base_agent(make_base_agent(tok, cache_dir=args.cache_dir), tok, args.out)
+    model = make_base_agent(tok, cache_dir=args.cache_dir, model_config=base_model_config(tok, args.substrate))
+    save_base_agent(model, tok, args.out, args.substrate)
     print(f'base agent exported to {args.out}')
 
 
@@ -136,9 +138,13 @@ def train_run(args: argparse.Namespace) -> None:
 CACHE_HELP = 'base-agent cache (default $AGENTRL_CACHE_DIR or ~/.cache/agentrl)'
 
 
-def add_base_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--base', default=None, help='an exported base agent (python -m agentrl base-agent)')
+def add_base_arguments(parser: argparse.ArgumentParser, exported: bool = True) -> None:
+    """The options that choose the base agent: its substrate, and an exported file (exported) or the cache."""
+    if exported:
+        parser.add_argument('--base', default=None, help='an exported base agent (python -m agentrl base-agent)')
     parser.add_argument('--cache-dir', default=None, help=CACHE_HELP)
+    parser.add_argument('--substrate', default=DEFAULT, choices=list(SUBSTRATES),
+                        help='the agent (agentrl/substrates.py; default: %(default)s)')
 
 
 def experiment_run(args: argparse.Namespace) -> None:
@@ -160,11 +166,11 @@ def main(argv: list[str] | None = None) -> None:
     stats.add_argument('--seeds', type=int, nargs='+', default=[0], help='sampling seeds (means printed for several)')
     stats.add_argument('--no-steps', dest='steps', action='store_false',
                        help='skip the REINFORCE step-size rows (30 updates per seed)')
-    stats.add_argument('--cache-dir', default=None, help=CACHE_HELP)
+    add_base_arguments(stats)
     stats.set_defaults(run=base_stats)
     export = commands.add_parser('base-agent', help='export the base agent to a file (trains it once)')
     export.add_argument('--out', required=True)
-    export.add_argument('--cache-dir', default=None, help=CACHE_HELP)
+    add_base_arguments(export, exported=False)
     export.set_defaults(run=export_base_agent)
     run = commands.add_parser('train', help='one trainer run from a config file and a seed')
     run.add_argument('--config', required=True, help='JSON file of TrainConfig fields')

@@ -70,9 +70,9 @@ def dry_run_jobs(workdir: Path, *args, config: Path = TEST_CONFIG) -> list[tuple
 
 
 def test_the_more_seeds_verb_plans_exactly_the_seeds_asked_for_one_cell(tmp_path):
-    """`python -m workflow.design seeds baseline 4`, then a dry run of its targets: baseline's seeds 0-3 and what they
+    """`python -m workflow.seeds baseline 4`, then a dry run of its targets: baseline's seeds 0-3 and what they
     need (base agent, its config, the critic's config and one warmed critic a seed), nothing of another cell."""
-    verb = [sys.executable, '-m', 'workflow.design', 'seeds']
+    verb = [sys.executable, '-m', 'workflow.seeds']
     design = ['--configfile', str(TEST_CONFIG)]
     targets = subprocess.run([*verb, BASELINE_CELL, '4', *design], cwd=tmp_path, env=environment(), check=True,
                              stdout=subprocess.PIPE, text=True).stdout.split()

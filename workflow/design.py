@@ -275,32 +275,17 @@ def load_design(path: Path | str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m workflow.design cells | cell NAME | stages | seeds NAME N [--configfile F]`: the design's cells, one
-    cell's config file, its stages (seeds at each look, the most stages and run jobs), or the run.json targets that
-    give one cell or experiment N seeds (those its published records lack), one a line, for `snakemake`."""
+    """`python -m workflow.design cells | cell NAME | stages [--configfile F]`: the design's cells, one cell's config
+    file, or its stages (seeds at each look, the most stages and run jobs)."""
     import argparse
-
-    from agentrl.numerics import NUMERICS_VERSION
-    from workflow.state import more_seeds, published, record_rows
     parser = argparse.ArgumentParser(prog='python -m workflow.design', description=main.__doc__)
-    parser.add_argument('what', choices=['cells', 'cell', 'stages', 'seeds'])
-    parser.add_argument('name', nargs='?', help='the cell (for `cell`), the cell or experiment (for `seeds`)')
-    parser.add_argument('count', nargs='?', type=int, help='the seeds it should have, 0 to N - 1 (for `seeds`)')
+    parser.add_argument('what', choices=['cells', 'cell', 'stages'])
+    parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     args = parser.parse_args(argv)
     design = load_design(args.configfile)
     cells = expand_design(design)
-    if args.what == 'seeds':
-        if args.name is None or args.count is None:
-            parser.error('seeds needs a cell or experiment and a seed count: seeds NAME N')
-        records = f"{design['results_dir']}/records"
-        held = published(record_rows(records), cells, design['experiments'], NUMERICS_VERSION)
-        try:
-            print('\n'.join(more_seeds(args.name, args.count, cells, design['experiments'], held,
-                                       design['results_dir'])))
-        except DesignError as error:
-            parser.error(str(error))
-    elif args.what == 'cells':
+    if args.what == 'cells':
         print('\n'.join(cells))
     elif args.what == 'stages':
         plan, sources = seed_plan(design), len(cells) + len(design['experiments'])
