@@ -26,6 +26,7 @@ from analysis.claims import count_table
 from analysis.records import load_records, run_table
 from analysis.text import to_markdown
 from workflow.design import expand_design
+from workflow.plan import seed_plan
 from workflow.state import basis, digest
 
 PUBLISHED = ('records', 'stages', 'tables', 'figures', 'claims.md', 'README.md')  # what results/ holds in git
@@ -105,21 +106,56 @@ def without_basis(found):
 
 # --- the default design, planned against the published records --------------------------------
 
+def published_looks(results: Path) -> list[dict]:
+    """The published looks of the default design, stage 1 on."""
+    paths = sorted((results / 'stages').glob('stage~*.json'), key=lambda p: int(p.stem.split('~')[1]))
+    return [json.loads(path.read_text()) for path in paths]
+
+
 @pytest.fixture(scope='module')
-def default_clone(tmp_path_factory) -> Path:
-    """A clone at the records' numerics version whose looks and aggregation were remade (a fresh clone's first run)."""
+def published_clone(tmp_path_factory) -> Path:
+    """A clone at the records' numerics version, whose published looks are of this checkout's basis."""
     clone = copy_checkout(tmp_path_factory.mktemp('default') / 'clone')
     version = records_version(clone / 'results')
     set_numerics(clone, version)
-    made_for = json.loads((clone / 'results' / 'stages' / 'stage~1.json').read_text())['basis']
+    made_for = published_looks(clone / 'results')[0]['basis']
     current = digest(basis(yaml.safe_load(DEFAULT_CONFIG.read_text()), version))
     if made_for != current:  # remade for this checkout's claims, the looks would ask for runs the records lack
         pytest.skip(f'the published looks were made for basis {made_for}, this checkout is basis {current} (its claims '
                     'changed since): the published state is not this design\'s until the design is republished')
-    # the basis file is not published: the dry run plans the first look again, the run all seven, and no run
+    return clone
+
+
+def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack(published_clone):
+    """A publication in progress (its last look plans another stage): a fresh clone remakes the looks from the
+    records (the basis file is not published), then plans exactly the next stage's runs that the records lack."""
+    looks = published_looks(published_clone / 'results')
+    following = looks[-1]['next']
+    if not following:
+        pytest.skip('the published design is finished: the default_clone tests check it')
+    last = f'results/stages/stage~{len(looks)}.json'
+    result, _ = snakemake(published_clone, 'config/config.yaml', '--cores', '2', last)
+    assert result.returncode == 0, result.stdout[-6000:]
+    assert not runs_in(jobs(result.stdout))  # the looks are remade from the records alone
+    assert json.loads((published_clone / last).read_text())['next'] == following
+    records = load_records(published_clone / 'results' / 'records')
+    held = {f'{row.name}/seed~{row.seed}' for row in records.runs.itertuples()}
+    wanted = {f'{name}/seed~{seed}' for name in following['sources'] for seed in range(following['seeds'])}
+    assert runs_in(planned(published_clone, 'config/config.yaml', 'a fresh clone, a design in progress')) == sorted(
+        wanted - held)
+
+
+@pytest.fixture(scope='module')
+def default_clone(published_clone) -> Path:
+    """A finished publication whose looks and aggregation were remade (a fresh clone's first run)."""
+    clone, looks = published_clone, published_looks(published_clone / 'results')
+    if looks[-1]['next']:
+        pytest.skip(f'the published design is in progress (its look {len(looks)} plans stage {len(looks) + 1}): '
+                    'test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack checks it')
+    # the basis file is not published: the dry run plans the first look again, the run every look, and no run
     assert without_basis(planned(clone, 'config/config.yaml', 'a fresh clone')) == LOOKS_AND_AGGREGATION
     found = ran(clone, 'config/config.yaml', 'a fresh clone, run')
-    assert [r for r, _ in found].count('stage') == 7 and not runs_in(found)
+    assert [r for r, _ in found].count('stage') == len(looks) and not runs_in(found)
     return clone
 
 
@@ -128,7 +164,7 @@ def test_a_fresh_clone_trains_nothing_and_remakes_the_published_results_as_they_
     repo = Path(__file__).resolve().parents[1] / 'results'
     for path in sorted((repo / 'tables').glob('*')) + sorted((repo / 'records').glob('*')) + [repo / 'claims.md']:
         assert (default_clone / 'results' / path.relative_to(repo)).read_bytes() == path.read_bytes(), path
-    for stage in range(1, 8):  # the same plans; the basis names this clone's numerics and claims
+    for stage in range(1, len(published_looks(repo)) + 1):  # the same plans; the basis names this clone's version
         remade, published = (json.loads((root / 'stages' / f'stage~{stage}.json').read_text())
                              for root in (default_clone / 'results', repo))
         assert {**remade, 'basis': ''} == {**published, 'basis': ''}, stage
@@ -140,7 +176,8 @@ def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone):
     path = design_file(default_clone, DEFAULT_CONFIG, 'new_level.yaml',
                        sweeps={**config['sweeps'], 'lam': [1.0, 0.95, 0.9, 0.8]})
     found = planned(default_clone, path, 'one new level (lam 0.8)')
-    assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(10))
+    first = seed_plan(yaml.safe_load(DEFAULT_CONFIG.read_text())).looks[0]
+    assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(first))
     support = sorted({rule for rule, _ in found} - set(RUN_RULES))
     assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config', 'stage',
                        'warm_critic']
@@ -169,7 +206,7 @@ def test_a_new_numerics_version_plans_every_run_again(default_clone, tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     names = sorted({out.split('/')[2] for rule, out in found if rule in RUN_RULES})
     sources = len(expand_design(config)) + len(config['experiments'])
-    assert len(runs_in(found)) == sources * 10 and len(names) == sources  # all the first stage
+    assert len(runs_in(found)) == sources * seed_plan(config).looks[0] and len(names) == sources  # the first stage
 
 
 def test_a_look_naming_a_cell_outside_the_design_stops_the_workflow_with_that_name(default_clone, tmp_path):
