@@ -20,7 +20,6 @@ from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, clean, decide
 from .words import describe
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
-GROUPS = ('chapter', 'calibration', 'literature', 'finding', 'check')
 FINDING = 'finding'
 COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
            'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale',
