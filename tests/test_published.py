@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 from checkout import copy_checkout
-from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment
+from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from analysis.claims import count_table
 from analysis.records import load_records, run_table
@@ -128,13 +128,14 @@ def published_clone(tmp_path_factory) -> Path:
 
 def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack(published_clone):
     """A publication in progress (its last look plans another stage): a fresh clone remakes the looks from the
-    records (the basis file is not published), then plans exactly the next stage's runs that the records lack."""
+    records (the basis file is not published) to the same plan, then plans exactly the next stage's runs that the
+    records lack."""
     looks = published_looks(published_clone / 'results')
     following = looks[-1]['next']
     if not following:
         pytest.skip('the published design is finished: the default_clone tests check it')
-    last = f'results/stages/stage~{len(looks)}.json'
-    result, _ = snakemake(published_clone, 'config/config.yaml', '--cores', '2', last)
+    last = f'results/stages/stage~{len(looks)}.json'  # with the basis, or Snakemake keeps the look as it is
+    result, _ = snakemake(published_clone, 'config/config.yaml', '--cores', '2', looks_basis(DEFAULT_CONFIG), last)
     assert result.returncode == 0, result.stdout[-6000:]
     assert not runs_in(jobs(result.stdout))  # the looks are remade from the records alone
     assert json.loads((published_clone / last).read_text())['next'] == following
