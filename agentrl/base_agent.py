@@ -98,21 +98,20 @@ def save_atomically(obj, path: Path) -> None:
     write_file(path, lambda f: torch.save(obj, f))
 
 
-def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None,
-                    model_config: TinyAgentConfig | None = None, config: PretrainConfig = PretrainConfig()) -> Path:
-    """Where the base agent of this tokenizer and these configs is cached."""
-    return _cache_path(cache_key(tok, model_config or base_model_config(tok), config), cache_dir)
+def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
+                    config: PretrainConfig = PretrainConfig()) -> Path:
+    """Where the base agent of this tokenizer, substrate `name` and pretraining config is cached."""
+    return _cache_path(cache_key(tok, base_model_config(tok, name), config), cache_dir)
 
 
 def _cache_path(key: str, cache_dir: Path | str | None) -> Path:
     return Path(cache_dir or default_cache_dir()) / f'base-agent-{key}.pt'
 
 
-def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None,
-                    model_config: TinyAgentConfig | None = None,
+def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
                     config: PretrainConfig = PretrainConfig()) -> TinyAgent:
-    """The pretrained base agent: loaded from the cache, or trained once and cached."""
-    model_config = model_config or base_model_config(tok)
+    """The pretrained base agent of substrate `name`: loaded from the cache, or trained once and cached."""
+    model_config = base_model_config(tok, name)
     key = cache_key(tok, model_config, config)
     path = _cache_path(key, cache_dir)
     model = _load(path, key, model_config)

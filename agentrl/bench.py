@@ -26,7 +26,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from .base_agent import base_model_config, make_base_agent
+from .base_agent import make_base_agent
 from .config import TrainConfig
 from .model import count_parameters, make_critic
 from .packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
@@ -93,9 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
-    model_config = base_model_config(tok, args.substrate)
-    base = make_base_agent(tok, cache_dir=args.cache_dir, model_config=model_config)  # trains it once if not cached
-    load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir, model_config=model_config), 5)
+    base = make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)  # trains it once, if the cache lacks it
+    load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate), 5)
     print(f'substrate {args.substrate}: {count_parameters(base):,} parameters')
     print(f'base agent: loaded from the cache in {load_s:.3f} s (median of 5; goal well under 1 s)')
     train = make_tasks('train')

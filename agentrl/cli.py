@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from .base_agent import base_model_config, load_base_agent, make_base_agent, save_base_agent
+from .base_agent import load_base_agent, make_base_agent, save_base_agent
 from .calibration import episode_statistics, per_task_pass_rates, task_set_statistics
 from .config import TrainConfig
 from .critic_store import load_critic, save_critic
@@ -81,7 +81,7 @@ def base_agent(args: argparse.Namespace):
     """The tokenizer and the base agent: from --base (an exported file) or the cache."""
     tok = build_tokenizer(make_tasks('all'))
     if args.base is None:
-        return tok, make_base_agent(tok, cache_dir=args.cache_dir, model_config=base_model_config(tok, args.substrate))
+        return tok, make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)
     try:
         return tok, load_base_agent(args.base, tok, args.substrate)
     except ValueError as error:
@@ -93,7 +93,7 @@ def export_base_agent(args: argparse.Namespace) -> None:
     """Train (or load from the cache) the base agent and export it to a fixed path."""
     torch.set_num_threads(1)
     tok = build_tokenizer(make_tasks('all'))
-    model = make_base_agent(tok, cache_dir=args.cache_dir, model_config=base_model_config(tok, args.substrate))
+    model = make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)
     save_base_agent(model, tok, args.out, args.substrate)
     print(f'base agent exported to {args.out}')
 

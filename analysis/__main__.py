@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
     parser.add_argument('--seeds', type=seeds_value, default=None, metavar='JSON',
                         help="the design's seeds as its config states them: a sequential design's "
-                             '{"initial": 12, "step": 10, "max": 40, "futility": 0.1} or a list (default: one look, all '
-                             'seeds)')
+                             '{"initial": 12, "step": 10, "max": 40, "futility": 0.1} or a list (default: one look, '
+                             'all seeds)')
     parser.add_argument('--stage', type=int, default=None, help="with --seeds: the looks done, the design's stages 1 "
                                                                  'to this one (default: all)')
     parser.add_argument('--basis', default=None,

@@ -63,8 +63,9 @@ def classify(row: pd.Series) -> str:
 
 
 def across(ledgers: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Per claim: its section (or group), per part its outcome on each substrate, on how many it holds ('k of n') and its
-    class. Columns id, section, then for each part `<part>: <substrate>`, `<part> holds on`, `<part> class`."""
+    """Per claim: its section (or group), per part its outcome on each substrate, on how many it holds ('k of n')
+    and its class. Columns id, section, then for each part `<part>: <substrate>`, `<part> holds on`, `<part>
+    class`."""
     table, sections = outcomes(ledgers)
     out = pd.DataFrame({'id': table.index, 'section': sections.to_numpy()})
     for part in PARTS:

@@ -51,6 +51,6 @@ def test_mismatched_cache_is_reported_and_rebuilt(tmp_path, capsys):
 
 def test_cache_key_changes_with_what_decides_the_weights():
     paths = {base_agent_path(TOK, 'c', config=TINY), base_agent_path(TOK, 'c', config=PretrainConfig(8, 4, seed=1)),
-             base_agent_path(TOK, 'c', TinyAgentConfig(len(TOK), d_model=48), TINY),
+             base_agent_path(TOK, 'c', 'larger', TINY),
              base_agent_path(arl.build_tokenizer(arl.make_tasks('train')), 'c', config=TINY)}
     assert len(paths) == 4
