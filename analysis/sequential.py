@@ -171,7 +171,7 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = N
     following, deferred = {}, []
     if len(still) and plan.next_seeds(stage) is not None:
         open_claims = [c for c in claims['claims'] if c['id'] in set(still['id'])]
-        found = decidable(open_claims, plan, alpha if alpha is not None else claims.get('alpha', DEFAULTS['alpha']))
+        found = decidable(open_claims, plan, frame.attrs['alpha'])
         can = set(found.loc[(found['stage'] == stage + 1) & (found['can_decide'] | (plan.allocation == 'open')), 'id'])
         deferred = [c['id'] for c in open_claims if c['id'] not in can]
         following = dict(seeds=plan.next_seeds(stage), sources=feeders(ctx, [c for c in open_claims if c['id'] in can]))
