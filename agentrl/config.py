@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, fields
 
 from .algorithms import ALGORITHMS
 from .losses import AGGREGATION_MODES
+from .substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 
 EARLY_STOP = ('epoch', 'minibatch')
 
@@ -40,12 +41,14 @@ class TrainConfig:
     kl_penalty: float | None = None  # PPO-penalty (exercise 4): no clip, this initial beta; None: clipped PPO
     kl_penalty_target: float = 0.01  # beta doubles above 1.5x this KL and halves below it / 1.5
     eval_episodes_per_task: int = 16
+    substrate: str = DEFAULT_SUBSTRATE  # the agent and tasks (agentrl/substrates.py)
     seed: int = 0
 
     def __post_init__(self):
         _choice('algorithm', self.algorithm, ALGORITHMS)
         _choice('early_stop', self.early_stop, EARLY_STOP)
         _choice('loss_mode', self.loss_mode, AGGREGATION_MODES)
+        _choice('substrate', self.substrate, tuple(SUBSTRATES))
         for name in ('gamma', 'lam'):
             _in_range(name, getattr(self, name), 0.0, 1.0, '[0, 1]')
         for name in ('epochs', 'minibatches', 'iterations', 'episodes_per_iteration', 'eval_episodes_per_task',
