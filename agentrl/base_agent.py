@@ -68,7 +68,7 @@ def _load(path: Path, key: str, model_config: TinyAgentConfig) -> TinyAgent | No
 
 def base_model_config(tok: Tokenizer, name: str = DEFAULT) -> TinyAgentConfig:
     """The base agent's model config on substrate `name` (agentrl/substrates.py)."""
-    return substrate(name).model_config(len(tok))
+    return TinyAgentConfig(vocab_size=len(tok), **substrate(name).model_fields())
 
 
 def _default_key(tok: Tokenizer, name: str = DEFAULT) -> tuple[TinyAgentConfig, str]:

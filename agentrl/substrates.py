@@ -1,6 +1,7 @@
 """The substrates a claim can be judged on, each described here and nowhere else: the agent's size. A substrate
 decides the base agent (its model config, hence its cache key and its pretraining); the trainer, the losses and
-the experiments take whatever base agent they are given and need no change to run on another.
+the experiments take whatever base agent they are given and need no change to run on another. Pure data: the
+workflow and the analysis read the substrates' names without torch.
 
     tinyagent  the chapter's substrate as this project calibrated it (46k parameters: d_model 32, 2 layers)
     larger     a deeper and wider TinyAgent on the same tasks (207k parameters, 4.5x: d_model 64, 4 layers)
@@ -10,8 +11,6 @@ Adding one: an entry of SUBSTRATES (a test checks that each builds a model and t
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from .model import TinyAgentConfig
 
 
 @dataclass(frozen=True)
@@ -24,10 +23,9 @@ class Substrate:
     n_heads: int = 4
     d_ff: int = 256
 
-    def model_config(self, vocab_size: int) -> TinyAgentConfig:
-        """The base agent's model config for a vocabulary of this size."""
-        return TinyAgentConfig(vocab_size=vocab_size, d_model=self.d_model, n_layers=self.n_layers,
-                               n_heads=self.n_heads, d_ff=self.d_ff)
+    def model_fields(self) -> dict:
+        """The base agent's TinyAgentConfig fields but its vocabulary size."""
+        return dict(d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads, d_ff=self.d_ff)
 
 
 DEFAULT = 'tinyagent'

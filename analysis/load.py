@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentrl.numerics import PROVENANCE_KEYS
+from workflow.design import recorded
 
 # where a run was made, as its run.json's provenance states it ('' where it does not): CPU model and vendor, the
 # instruction set torch dispatched to, torch's version, the pinned settings (JSON) and the guarantee they give
@@ -91,7 +92,7 @@ def load_runs(*paths: Path | str) -> Runs:
                          numerics_version=int(info['provenance']['numerics_version']),
                          **where_made(info['provenance'])))
         if 'config' in info:
-            configs.setdefault(name, {k: v for k, v in info['config'].items() if k != 'seed'})
+            configs.setdefault(name, recorded({k: v for k, v in info['config'].items() if k != 'seed'}))
         summaries += [dict(name=name, seed=seed, metric=k, value=float(v))
                       for k, v in sorted(info.get('summary', {}).items())
                       if isinstance(v, (int, float))]

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from agentrl.files import verify_records, with_manifest, write_folder
 from agentrl.numerics import UNSTATED_VERSION
-from workflow.design import BASELINE, cell_name
+from workflow.design import BASELINE, cell_name, recorded
 
 from .load import RUN_COLUMNS, TABLES, WHERE_COLUMNS, Runs
 
@@ -99,8 +99,8 @@ def current_names(runs: pd.DataFrame) -> dict[str, str]:
     names = dict(zip(runs['name'], runs['name']))
     baseline = runs.loc[(runs['kind'] == 'train') & (runs['name'] == BASELINE), 'config']
     if len(baseline):
-        reference = json.loads(baseline.iloc[0])
-        names.update({name: cell_name(json.loads(config), reference)
+        reference = recorded(json.loads(baseline.iloc[0]))
+        names.update({name: cell_name(recorded(json.loads(config)), reference)
                       for kind, name, config in zip(runs['kind'], runs['name'], runs['config']) if kind == 'train'})
     return names
 
@@ -130,7 +130,7 @@ def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) 
         tables = {name: frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(wanted)].reset_index(drop=True)
                   for name, frame in tables.items()}
         tables = {name: frame for name, frame in tables.items() if len(frame)}
-    configs = {name: json.loads(config) for name, config in zip(runs['name'], runs['config']) if config}
+    configs = {name: recorded(json.loads(config)) for name, config in zip(runs['name'], runs['config']) if config}
     return Runs(runs=runs.drop(columns='config').assign(path=str(folder))[list(RUN_COLUMNS)],
                 configs=dict(sorted(configs.items())), summaries=summaries, tables=tables)
 

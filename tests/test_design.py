@@ -5,7 +5,8 @@ import pytest
 import yaml
 
 from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, design_differences,
-                             expand_design, extend, load_design, runtime_minutes, shared_critic)
+                             expand_design, extend, load_design, recorded, runtime_minutes, shared_critic,
+                             substrate_of)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,6 +50,16 @@ def test_every_axis_goes_by_its_field_name_in_the_schema_the_cells_and_the_figur
     assert set(schema['properties']['baseline']['required']) == set(AXES)
     assert all(name == axis.field and '~' not in name for name, axis in AXES.items())
     assert AXES['epochs'].show(8) == 'epochs=8' and AXES['target_kl'].show(None) == 'target_kl=none'
+
+
+def test_a_design_runs_on_one_substrate_and_a_record_without_one_ran_the_default():
+    larger = expand_design(dict(DESIGN, baseline=dict(BASELINE, substrate='larger')))
+    assert list(larger) == list(expand_design(DESIGN))  # the substrate names no cell: each design runs on one
+    assert {cell.values['substrate'] for cell in larger.values()} == {'larger'}
+    assert substrate_of(dict(DESIGN, baseline=dict(BASELINE, substrate='larger'))) == 'larger'
+    assert substrate_of(DESIGN) == 'tinyagent' and recorded({'lam': 1.0}) == {'substrate': 'tinyagent', 'lam': 1.0}
+    with pytest.raises(DesignError, match=r'one substrate \(baseline.substrate\), these on larger, tinyagent'):
+        expand_design(dict(DESIGN, sweeps=dict(substrate=['tinyagent', 'larger'])))
 
 
 def test_a_cells_name_follows_from_its_config_and_the_baselines():

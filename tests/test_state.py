@@ -35,6 +35,15 @@ def test_a_published_run_is_reused_only_for_the_same_cell_config_seed_and_numeri
     assert published(rows, CELLS, ['surrogate'], numerics=1) == {'baseline': {2}}
 
 
+def test_a_record_made_before_the_substrate_axis_is_a_run_of_the_default_substrate():
+    old = dict(CELLS['baseline'].values, clip_low=0.2)  # no substrate: the field is newer than the record
+    rows = [row('baseline', 0, old), row('baseline', 1, dict(old, substrate='tinyagent')),
+            row('baseline', 2, dict(old, substrate='larger'))]
+    assert published(rows, CELLS, [], numerics=2) == {'baseline': {0, 1}}
+    larger = expand_design(dict(DESIGN, baseline=dict(DESIGN['baseline'], substrate='larger')))
+    assert published(rows, larger, [], numerics=2) == {'baseline': {2}}
+
+
 def test_a_run_directory_here_wins_over_the_records_and_a_missing_run_is_made(tmp_path):
     def path(name, seed):
         return str(tmp_path / name / f'seed~{seed}' / 'run.json')

@@ -165,6 +165,20 @@ def test_an_axis_is_added_by_editing_two_files(tmp_path):
     assert label.strip() == "['gamma~0.99'] gamma=0.99"
 
 
+def test_a_substrate_design_runs_every_job_on_its_substrate_in_its_own_results_folder(tmp_path):
+    """config/substrates/larger.yaml: the default design's first stage, each agentrl job given --substrate larger,
+    every file under its results folder; the default design's records are not its records."""
+    design = load_design(REPO / 'config' / 'substrates' / 'larger.yaml')
+    assert design['results_dir'] == 'results/substrates/larger' and design['baseline']['substrate'] == 'larger'
+    assert expand_design(design).keys() == expand_design(load_design(DEFAULT_CONFIG)).keys()
+    out = succeeded(snakemake(tmp_path, '--dry-run', '--printshellcmds', config=REPO / 'config' / 'substrates' /
+                              'larger.yaml'))
+    commands = re.findall(r'^Shell command: python -m agentrl (.*)$', out, flags=re.M)
+    cells, seeds = len(expand_design(design)), seed_plan(design).looks[0]
+    assert len(commands) == 1 + seeds + (cells + len(design['experiments'])) * seeds, out[-3000:]
+    assert all('--substrate larger' in line and 'results/substrates/larger/' in line for line in commands)
+
+
 def test_the_stages_and_jobs_are_bounded_by_max():
     out = subprocess.run([sys.executable, '-m', 'workflow.design', 'stages', '--configfile', str(DEFAULT_CONFIG)],
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout

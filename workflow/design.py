@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from agentrl.algorithms import ALGORITHMS, CRITIC_FIELDS
+from agentrl.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
 MERGED = ('trainer', 'baseline')  # a design that extends another merges these key by key; every other key replaces
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
+ALWAYS_RECORDED = object()  # an axis's field that every published record holds
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Axis:
     algorithms: tuple[str, ...]
     schema: dict  # JSON schema of one level
     description: str = ''
+    default: object = ALWAYS_RECORDED  # the value of a record without the field: TrainConfig's default when added
 
     def show(self, value) -> str:
         """A level as cell names, figures and tables show it: `epochs=8`, `target_kl=none`."""
@@ -67,7 +70,17 @@ AXES: dict[str, Axis] = {axis.field: axis for axis in (
     Axis('lr', PPO, _number(exclusiveMinimum=0), "the policy's Adam learning rate"),
     Axis('kl_penalty', PPO, _optional_number(exclusiveMinimum=0),
          'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
+    Axis('substrate', ALGORITHMS, {'enum': list(SUBSTRATES)},
+         'the agent and its tasks (agentrl/substrates.py); records made before the axis ran the default',
+         default=DEFAULT_SUBSTRATE),
 )}
+
+
+def recorded(config: dict) -> dict:
+    """A run's config as the design reads it: an axis field the record lacks (made before the axis existed) holds
+    the axis's default."""
+    return {**{name: axis.default for name, axis in AXES.items()
+               if axis.default is not ALWAYS_RECORDED and name not in config}, **config}
 
 
 # --- values: canonical JSON and canonical text ------------------------------------------------
@@ -187,7 +200,16 @@ def expand_design(config: dict) -> dict[str, Cell]:
         if episodes is not None and minibatches > episodes:
             raise DesignError(f'cell {cell.name}: minibatches={minibatches} is more than episodes_per_iteration='
                               f'{episodes} (trainer or algorithms.{point["algorithm"]})')
+    substrates = {recorded(cell.values)['substrate'] for cell in cells.values()}
+    if len(substrates) > 1:
+        raise DesignError(f'the cells of one design run on one substrate (baseline.substrate), these on '
+                          f'{", ".join(sorted(substrates))}: a design file per substrate (config/substrates/)')
     return cells
+
+
+def substrate_of(config: dict) -> str:
+    """The substrate every run of a design trains on or experiments with: its baseline's."""
+    return recorded(config['baseline'])['substrate']
 
 
 def baseline_name(config: dict) -> str:

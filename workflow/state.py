@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
-from workflow.design import Cell, expand_design
+from workflow.design import Cell, expand_design, recorded
 from workflow.plan import DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
@@ -104,9 +104,9 @@ def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[st
         if row['numerics_version'] != numerics:
             continue
         if row['kind'] == 'train':
-            config = json.loads(row['config']) if row['config'] else {}
+            config = recorded(json.loads(row['config'])) if row['config'] else {}
             name = next((name for name, cell in cells.items()
-                         if all(config.get(k, MISSING) == v for k, v in cell.values.items())), None)
+                         if all(config.get(k, MISSING) == v for k, v in recorded(cell.values).items())), None)
         else:
             name = row['name'] if row['kind'] == 'experiment' and row['name'] in experiments else None
         if name is not None:

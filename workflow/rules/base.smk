@@ -17,5 +17,6 @@ rule base_agent:
         mem_mb=1000,
     params:
         numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
+        substrate=SUBSTRATE,
     shell:
-        "python -m agentrl base-agent --out {output:q} > {log:q} 2>&1"
+        "python -m agentrl base-agent --out {output:q} --substrate {params.substrate} > {log:q} 2>&1"

@@ -19,9 +19,10 @@ rule experiment:
         mem_mb=2500,
     params:
         numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
+        substrate=SUBSTRATE,
     shell:
         "python -m agentrl experiment {wildcards.experiment} --seed {wildcards.seed}"
-        " --out $(dirname {output:q}) --base {input.base:q} > {log:q} 2>&1"
+        " --out $(dirname {output:q}) --base {input.base:q} --substrate {params.substrate} > {log:q} 2>&1"
 
 
 rule all_experiments:

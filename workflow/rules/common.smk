@@ -15,6 +15,7 @@ from snakemake.logging import logger
 from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
+from workflow.design import substrate_of
 from workflow.plan import DesignError, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, sources_option, split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
@@ -55,6 +56,7 @@ except DesignError as error:
     raise WorkflowError(str(error)) from None
 CELLS = {name: cell.values for name, cell in DESIGN.items()}
 BASELINE = baseline_name(config)
+SUBSTRATE = substrate_of(config)  # every agentrl job's --substrate: the agent and tasks of all the design's runs
 EXPERIMENTS = config["experiments"]
 
 # The state the design continues from (workflow/state.py): the runs the published records hold for it, and the

@@ -34,6 +34,7 @@ rule warm_critic:
         mem_mb=1500,
     params:
         numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
+        substrate=SUBSTRATE,
     shell:
         "python -m agentrl warm-critic --config {input.config:q} --seed {wildcards.seed}"
-        " --out {output:q} --base {input.base:q} > {log:q} 2>&1"
+        " --out {output:q} --base {input.base:q} --substrate {params.substrate} > {log:q} 2>&1"

@@ -35,9 +35,11 @@ rule train:
     params:
         critic=critic_option,
         numerics=NUMERICS_VERSION,  # a new version of the numerics reruns every run
+        substrate=SUBSTRATE,
     shell:
         "python -m agentrl train --config {input.config:q} --seed {wildcards.seed}"
-        " --out $(dirname {output:q}) --base {input.base:q} {params.critic} > {log:q} 2>&1"
+        " --out $(dirname {output:q}) --base {input.base:q} --substrate {params.substrate}"
+        " {params.critic} > {log:q} 2>&1"
 
 
 rule all_runs:
