@@ -9,18 +9,27 @@ judges every claim's direction and size apart; this module lines them up per cla
 
 A size claim's direction is its derived `-direction` row (analysis.claims.direction_claim): it is reported on the
 size claim's line. Findings and checks are left out (no verdict on a direction or size).
+
+    python -m analysis.substrates --out results tinyagent=results larger=results/substrates/larger
+
+reads each substrate's published ledger (DIR/tables/claims.csv) and writes tables/substrates.csv and .md (the
+classes' counts first) and figures/substrates.svg and .png under --out.
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.colors import ListedColormap
 
+from agentrl.files import write_text
+
 from .claims import DIRECTION_SUFFIX
 from .figures import panels, save, style
 from .ledger_figure import COLORS, section
+from .text import to_markdown
 
 OUTCOMES = {'reproduced': 'holds', 'contradicted': 'fails'}  # anything else: open
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
@@ -106,3 +115,51 @@ def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]
             ax.grid(False)
         fig.suptitle('Each claim on each substrate: holds (green), fails (vermillion), open (grey)', fontsize=8)
         return save(fig, stem)
+
+
+def read_ledgers(specs: list[str]) -> dict[str, pd.DataFrame]:
+    """NAME=DIR (a substrate and its design's results folder) -> its ledger, DIR/tables/claims.csv; a ValueError
+    naming a malformed spec, a name given twice or a folder without a ledger."""
+    ledgers = {}
+    for spec in specs:
+        name, _, folder = spec.partition('=')
+        if not name or not folder:
+            raise ValueError(f'{spec!r}: expected NAME=DIR, a substrate and its results folder')
+        if name in ledgers:
+            raise ValueError(f'substrate {name!r} given twice')
+        path = Path(folder) / 'tables' / 'claims.csv'
+        if not path.is_file():
+            raise ValueError(f'{path} does not exist: {name} has no published ledger (python -m analysis aggregate)')
+        ledgers[name] = pd.read_csv(path, keep_default_na=False, na_values=[''])
+    return ledgers
+
+
+def publish(ledgers: dict[str, pd.DataFrame], out: Path | str) -> list[Path]:
+    """The ledger across substrates under out: tables/substrates.csv (one row per claim), tables/substrates.md (the
+    classes' counts, then the rows), figures/substrates.svg/.png."""
+    out, table = Path(out), across(ledgers)
+    counts = class_counts(table).rename_axis('part').reset_index()
+    markdown = (f'Claims on {len(ledgers)} substrates ({", ".join(ledgers)}): how many of each class\n\n'
+                f'{to_markdown(counts)}\n\nEach claim\n\n{to_markdown(table.fillna(""))}\n')
+    return [write_text(out / 'tables' / 'substrates.csv', table.to_csv(index=False)),
+            write_text(out / 'tables' / 'substrates.md', markdown),
+            *figure(table, list(ledgers), out / 'figures' / 'substrates')]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog='python -m analysis.substrates', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('ledgers', nargs='+', metavar='NAME=DIR', help="a substrate and its design's results folder")
+    parser.add_argument('--out', default='results', help='where the tables and the figure go (default: %(default)s)')
+    args = parser.parse_args(argv)
+    try:
+        ledgers = read_ledgers(args.ledgers)
+    except ValueError as error:
+        parser.error(str(error))
+    for path in publish(ledgers, args.out):
+        print(path)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,8 +1,9 @@
 """One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
 import pandas as pd
+import pytest
 
-from analysis.substrates import across, class_counts, figure
+from analysis.substrates import across, class_counts, figure, main, read_ledgers
 
 ROWS = [  # id, part, group, source
     ('a', 'direction', 'chapter', 'T6 (8.3)'),
@@ -46,3 +47,24 @@ def test_the_figure_draws_claims_against_substrates(tmp_path):
     paths = figure(across(ledgers()), list(VERDICTS), tmp_path / 'substrates')
     assert sorted(p.name for p in paths) == ['substrates.png', 'substrates.svg']
     assert paths[0].stat().st_size > 1000
+
+
+def test_the_verb_reads_each_substrates_ledger_and_writes_the_table_and_figure(tmp_path):
+    for name, frame in ledgers().items():
+        (tmp_path / name / 'tables').mkdir(parents=True)
+        frame.to_csv(tmp_path / name / 'tables' / 'claims.csv', index=False)
+    specs = [f'{name}={tmp_path / name}' for name in VERDICTS]
+    assert main([*specs, '--out', str(tmp_path / 'out')]) == 0
+    table = pd.read_csv(tmp_path / 'out' / 'tables' / 'substrates.csv', keep_default_na=False)
+    assert list(table['id']) == ['a', 'b', 'c', 'd'] and list(table['size class']) == ['', 'substrate-dependent', '', '']
+    markdown = (tmp_path / 'out' / 'tables' / 'substrates.md').read_text()
+    assert markdown.startswith('Claims on 3 substrates (tinyagent, larger, longer)')
+    assert '| direction | 2 | 0 | 1 | 1 |' in markdown
+    assert (tmp_path / 'out' / 'figures' / 'substrates.png').stat().st_size > 1000
+
+
+def test_a_substrate_without_a_ledger_or_a_malformed_spec_is_named():
+    with pytest.raises(ValueError, match="'larger': expected NAME=DIR"):
+        read_ledgers(['larger'])
+    with pytest.raises(ValueError, match='nowhere/tables/claims.csv does not exist: larger has no published ledger'):
+        read_ledgers(['larger=nowhere'])
