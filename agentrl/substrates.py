@@ -1,9 +1,12 @@
-"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size. A substrate
-decides the base agent (its model config, hence its cache key and its pretraining); the trainer, the losses and
-the experiments take whatever base agent they are given and need no change to run on another.
+"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size and the task
+family it plays (agentrl/task_family.py: bugs per task, the episode caps, the model's context). A substrate decides
+the base agent (its model config and its pretraining's tasks and episodes, hence its cache key) and the tasks,
+environments and tokenizer of sampling, training and the experiments; the trainer, the losses and the experiments
+take the substrate by name and need no change to run on another.
 
     tinyagent  the chapter's substrate as this project calibrated it (46k parameters: d_model 32, 2 layers)
     larger     a deeper and wider TinyAgent on the same tasks (207k parameters, 4.5x: d_model 64, 4 layers)
+    longer     the tinyagent's shape on two-bug tasks: episodes with about twice the policy tokens
 
 Adding one: an entry of SUBSTRATES (a test checks that each builds a model and that names are unique).
 """
@@ -12,22 +15,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import TinyAgentConfig
+from .task_family import TaskFamily
 
 
 @dataclass(frozen=True)
 class Substrate:
-    """An agent the chapter's claims are tested on: its TinyAgent's shape (TinyAgentConfig fields)."""
+    """An agent the chapter's claims are tested on: its TinyAgent's shape (TinyAgentConfig fields) and its tasks."""
     name: str
     summary: str
     d_model: int
     n_layers: int
     n_heads: int = 4
     d_ff: int = 256
+    family: TaskFamily = TaskFamily()
 
     def model_config(self, vocab_size: int) -> TinyAgentConfig:
-        """The base agent's model config for a vocabulary of this size."""
-        return TinyAgentConfig(vocab_size=vocab_size, d_model=self.d_model, n_layers=self.n_layers,
-                               n_heads=self.n_heads, d_ff=self.d_ff)
+        """The base agent's model config for a vocabulary of this size, its context the family's."""
+        return TinyAgentConfig(vocab_size=vocab_size, max_len=self.family.max_len, d_model=self.d_model,
+                               n_layers=self.n_layers, n_heads=self.n_heads, d_ff=self.d_ff)
 
 
 DEFAULT = 'tinyagent'
@@ -38,6 +43,11 @@ SUBSTRATES = {s.name: s for s in (
     # is 0.78 (results/measurements.md, "What the substrate measures")
     Substrate(DEFAULT, "the chapter's TinyAgent on BugFix, as calibrated here", d_model=32, n_layers=2),
     Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4),
+    # two bugs: test, edit, test, edit, test, submit is 6 turns and 18 policy tokens, with room for retries; the
+    # longest episode the caps allow (every answer a 16-token failing test) is 2 + prompt + 64 + 9 x 16 tokens,
+    # 252 for a 42-token prompt (three computing lines and a return), the longest a pretraining program has
+    Substrate('longer', "the chapter's TinyAgent on BugFix tasks with two bugs each", d_model=32, n_layers=2,
+              family=TaskFamily(bugs=2, max_turns=10, max_policy_tokens=64, max_len=256)),
 )}
 
 
