@@ -4,25 +4,30 @@ The held-out tasks have names and bugs the training tasks do not. The task set i
 no randomness. `random_task` draws programs outside the set, for pretraining the base agent.
 
 With bugs=2 each task keeps its bug (task_set.py) and gets a second one by a fixed rule: the first
-candidate, in this order, that leaves a valid task (each bug matters, both fixes together pass):
-kind by kind as the base agent repairs them most (variable, operator, comparison, constant), then
-line by line from line 1 (the first bug's line skipped), then the line's plausible edits of that
-kind in `candidate_repairs` order. No randomness: the two-bug set is fixed text too.
+candidate, in this order, that leaves a valid task (each bug matters, both fixes together pass)
+which no single edit action repairs, else the first valid one: kind by kind as the base agent
+repairs them most (variable, operator, comparison, constant), then line by line from line 1 (the
+first bug's line skipped), then the line's plausible edits of that kind in `candidate_repairs`
+order. Only pick, limit and cap keep a second bug that one edit repairs: on their test inputs the
+reference returns b, so an edit of the return to b repairs them whatever their bugs. No randomness:
+the two-bug set is fixed text too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import random
 
-from .lang import (COMPARISONS, OPERATORS, Line, candidate_repairs, edit_kind, parse_program, replace_token, run,
-                   sample_repair, token_kind)
+from .lang import (COMPARISONS, CONSTANTS, OPERATORS, VARIABLES, Line, candidate_repairs, edit_kind, parse_program,
+                   replace_token, run, sample_repair, token_kind)
 from .task_set import HELDOUT, TRAIN
 
 SPLITS = ('all', 'train', 'heldout')
 BUG_COUNTS = (1, 2)
 SECOND_BUG_KINDS = ('variable', 'operator', 'comparison', 'constant')  # most often repaired by the base agent first
+# What an edit action may put in place of an editable word, by the word's kind (env.py's edit).
+SAME_KIND = {'operand': VARIABLES + CONSTANTS, 'operator': OPERATORS, 'comparison': COMPARISONS}
 
 # Test inputs by arity: every program runs on all of them.
 CASES = {
@@ -104,9 +109,14 @@ def make_tasks(split: str = 'all', bugs: int = 1) -> list[Task]:
     if split not in SPLITS:
         raise ValueError(f'unknown split {split!r}; expected one of {", ".join(SPLITS)}')
     check_bugs(bugs)
-    train, heldout = [_task(*spec) for spec in TRAIN], [_task(*spec) for spec in HELDOUT]
-    tasks = {'all': train + heldout, 'train': train, 'heldout': heldout}[split]
-    return tasks if bugs == 1 else [with_second_bug(task) for task in tasks]
+    every = [_task(*spec) for spec in TRAIN + HELDOUT] if bugs == 1 else list(_two_bug_tasks())
+    return {'all': every, 'train': every[:len(TRAIN)], 'heldout': every[len(TRAIN):]}[split]
+
+
+@cache
+def _two_bug_tasks() -> tuple[Task, ...]:
+    """Every task with its second bug, train then held-out (computed once: the rule plays many programs)."""
+    return tuple(with_second_bug(task) for task in make_tasks('all'))
 
 
 def check_bugs(bugs: int) -> None:
@@ -116,12 +126,12 @@ def check_bugs(bugs: int) -> None:
 
 
 def with_second_bug(task: Task) -> Task:
-    """The task with a second bug by the module's rule (first valid candidate: kind, then line, then edit)."""
-    for kind in SECOND_BUG_KINDS:
-        for candidate in _second_bugs(task, kind):
-            if is_valid(candidate):
-                return candidate
-    raise ValueError(f'task {task.name!r} has no valid second bug')
+    """The task with a second bug by the module's rule: of the valid candidates (by kind, then line, then edit) the
+    first that no single edit repairs, else the first."""
+    valid = [candidate for kind in SECOND_BUG_KINDS for candidate in _second_bugs(task, kind) if is_valid(candidate)]
+    if not valid:
+        raise ValueError(f'task {task.name!r} has no valid second bug')
+    return next((candidate for candidate in valid if not one_edit_repairs(candidate)), valid[0])
 
 
 def _second_bugs(task: Task, kind: str):
@@ -133,6 +143,20 @@ def _second_bugs(task: Task, kind: str):
         for right, wrong in candidate_repairs(line, scope(task.params, program, index)):
             if edit_kind(right) == kind:
                 yield replace(task, more_bugs=task.more_bugs + ((index + 1, right, wrong),))
+
+
+def one_edit_repairs(task: Task) -> bool:
+    """True when a single edit action makes the buggy program pass every test."""
+    return any(passes_all(task, program) for program in _one_edit_away(task.buggy_program))
+
+
+def _one_edit_away(program: tuple[Line, ...]):
+    """Every program one edit action away: some line's editable word replaced by another word of its kind."""
+    for index, line in enumerate(program):
+        for old in dict.fromkeys(line.words[i] for i in line.editable):
+            for new in SAME_KIND[token_kind(old)]:
+                if new != old:
+                    yield edited(program, [(index + 1, old, new)])
 
 
 def _task(name: str, params: str, reference: str, bug: tuple[int, str, str]) -> Task:

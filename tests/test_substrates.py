@@ -16,7 +16,7 @@ from agentrl.model import TinyAgent, TinyAgentConfig, count_parameters
 from agentrl.sampler import rollout_stats, sample_tasks
 from agentrl.substrates import DEFAULT, SUBSTRATES, substrate
 from agentrl.task_family import TaskFamily
-from agentrl.tasks import is_valid, make_tasks, random_task
+from agentrl.tasks import is_valid, make_tasks, one_edit_repairs, random_task
 from agentrl.tokenizer import build_tokenizer
 from agentrl.trainer import sample_batch, train
 
@@ -76,6 +76,13 @@ def test_two_bug_tasks_keep_their_first_bug_and_need_both_repairs(task):
     first, second = task.fixes
     assert play(task, ['submit']) == play(task, [first, 'submit']) == play(task, [second, 'submit']) == 0.0
     assert play(task, ['test', first, 'test', second, 'test', 'submit']) == 1.0
+
+
+def test_no_single_edit_repairs_a_two_bug_task_but_where_the_tests_see_only_b():
+    assert [task.name for task in LONGER.tasks('all') if one_edit_repairs(task)] == ['pick', 'limit', 'cap']
+    for task in LONGER.tasks('all'):
+        returns_b = all(trace[-1][1] == args[1] for args, trace in zip(task.cases, task.reference_traces))
+        assert one_edit_repairs(task) == returns_b
 
 
 def test_one_bug_tasks_are_the_task_set_unchanged():
