@@ -74,10 +74,12 @@ def base_model_config(tok: Tokenizer, name: str = DEFAULT) -> TinyAgentConfig:
 
 
 def _config_and_key(tok: Tokenizer, name: str = DEFAULT,
-                    config: PretrainConfig = PretrainConfig()) -> tuple[TinyAgentConfig, str]:
-    """The model config of this tokenizer on substrate `name` and the cache key of its base agent."""
+                    config: PretrainConfig | None = None) -> tuple[TinyAgentConfig, str]:
+    """The model config of this tokenizer on substrate `name` and the cache key of its base agent pretrained with
+    config (None: the substrate's, Substrate.pretrain_config)."""
     model_config = base_model_config(tok, name)
-    return model_config, cache_key(tok, model_config, config, substrate(name).family)
+    return model_config, cache_key(tok, model_config, config or substrate(name).pretrain_config(),
+                                   substrate(name).family)
 
 
 def load_base_agent(path: Path | str, tok: Tokenizer, name: str = DEFAULT) -> TinyAgent:
@@ -102,8 +104,9 @@ def save_atomically(obj, path: Path) -> None:
 
 
 def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
-                    config: PretrainConfig = PretrainConfig()) -> Path:
-    """Where the base agent of this tokenizer, substrate `name` and pretraining config is cached."""
+                    config: PretrainConfig | None = None) -> Path:
+    """Where the base agent of this tokenizer, substrate `name` and pretraining config (None: the substrate's) is
+    cached."""
     return _cache_path(_config_and_key(tok, name, config)[1], cache_dir)
 
 
@@ -112,8 +115,10 @@ def _cache_path(key: str, cache_dir: Path | str | None) -> Path:
 
 
 def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
-                    config: PretrainConfig = PretrainConfig()) -> TinyAgent:
-    """The pretrained base agent of substrate `name`: loaded from the cache, or trained once and cached."""
+                    config: PretrainConfig | None = None) -> TinyAgent:
+    """The pretrained base agent of substrate `name` (pretrained with config; None: the substrate's): loaded from the
+    cache, or trained once and cached."""
+    config = config or substrate(name).pretrain_config()
     model_config, key = _config_and_key(tok, name, config)
     path = _cache_path(key, cache_dir)
     model = _load(path, key, model_config)

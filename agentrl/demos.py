@@ -4,9 +4,8 @@ Demonstrations are sure of the action format and unsure of the repair: some subm
 some test first, about half attempt a repair and nearly all of those retry after a failing test
 (the retries make the long episodes), each attempt the true repair with probability `correct`,
 else a plausible one-token edit of the hinted line drawn kind-first. They play tasks outside the
-30 evaluation tasks, of the substrate's task family (its bugs per task, in its env), and the loss is on policy
-tokens only. RL then amplifies the repairs the base
-agent sometimes makes.
+30 evaluation tasks, with the bugs per task and in the env of the substrate's task family, and the
+loss is on policy tokens only. RL then amplifies the repairs the base agent sometimes makes.
 """
 from __future__ import annotations
 

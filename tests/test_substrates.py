@@ -56,7 +56,8 @@ def test_an_unknown_substrate_is_named_with_the_known_ones():
         substrate('huge')
     done = subprocess.run([sys.executable, '-m', 'agentrl', 'base-agent', '--out', 'x.pt', '--substrate', 'huge'],
                           capture_output=True, text=True)
-    assert done.returncode == 2 and "invalid choice: 'huge' (choose from 'tinyagent', 'larger', 'longer')" in done.stderr
+    assert done.returncode == 2
+    assert "invalid choice: 'huge' (choose from 'tinyagent', 'larger', 'longer')" in done.stderr
 
 
 def play(task, actions) -> float:
@@ -122,11 +123,13 @@ def test_the_longer_caps_allow_two_repairs_with_retries_and_its_context_holds_th
     assert max(longest_episode(task, TaskFamily()) for task in make_tasks('all')) <= TaskFamily().max_len
 
 
-def test_each_substrates_tokenizer_covers_its_prompts_and_the_default_family_keys_as_before():
+def test_each_substrates_tokenizer_covers_its_prompts_and_the_default_family_and_pretraining_key_as_before():
     for chosen in SUBSTRATES.values():
         tok = chosen.family.tokenizer()
         assert all(tok.unk_id not in tok.encode(task.prompt) for task in chosen.family.tasks('all'))
     assert substrate(DEFAULT).family == substrate('larger').family == TaskFamily()
+    assert substrate(DEFAULT).pretrain_config() == substrate('larger').pretrain_config() == PretrainConfig()
+    assert substrate('longer').pretrain_config() != PretrainConfig()  # its own demonstrator: a key of its own
     config = TinyAgentConfig(vocab_size=len(TOK), max_len=LONGER.max_len)
     assert cache_key(TOK, config, PretrainConfig()) == cache_key(TOK, config, PretrainConfig(), TaskFamily())
     assert cache_key(TOK, config, PretrainConfig()) != cache_key(TOK, config, PretrainConfig(), LONGER)
@@ -145,3 +148,11 @@ def test_an_untrained_longer_agent_samples_and_trains_through_the_shared_code():
                          eval_episodes_per_task=1, critic_warmup_episodes_per_task=1, critic_warmup_steps=1)
     result = train(model, tok, config)
     assert not result.summary['diverged'] and result.iterations[0]['policy_tokens'] > 0
+
+
+def test_a_run_whose_config_names_another_substrate_than_its_base_agent_is_refused(tmp_path):
+    config = tmp_path / 'run.json'
+    config.write_text('{"iterations": 1}')
+    done = subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', '0',
+                           '--out', str(tmp_path / 'run'), '--substrate', 'longer'], capture_output=True, text=True)
+    assert done.returncode == 1 and "trains substrate 'tinyagent' but --substrate is 'longer'" in done.stderr
