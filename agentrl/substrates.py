@@ -1,9 +1,9 @@
-"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size and the task
-family it plays (agentrl/task_family.py: bugs per task, the episode caps, the model's context). A substrate decides
-the base agent (its model config, its pretraining's tasks and episodes and its demonstrator, hence its cache key) and
-the tasks,
-environments and tokenizer of sampling, training and the experiments; the trainer, the losses and the experiments
-take the substrate by name and need no change to run on another.
+"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size, the task family
+it plays (agentrl/task_family.py: bugs per task, the episode caps, the model's context) and the demonstrator its base
+agent learns from. A substrate decides the base agent (its model config, its pretraining's tasks, episodes and
+demonstrations, hence its cache key) and the tasks, environments and tokenizer of sampling, training and the
+experiments; the trainer, the losses and the experiments take the substrate by name and need no change to run on
+another.
 
     tinyagent  the chapter's substrate as this project calibrated it (46k parameters: d_model 32, 2 layers)
     larger     a deeper and wider TinyAgent on the same tasks (207k parameters, 4.5x: d_model 64, 4 layers)
