@@ -11,31 +11,34 @@ from pathlib import Path
 
 import torch
 
-from .demos import PretrainConfig, pretrain
+from .demos import pretrain
+from .pretraining import PretrainConfig
 from .files import write_file
 from .model import TinyAgent, TinyAgentConfig
 from .numerics import NUMERICS_VERSION
 from .substrates import DEFAULT, substrate
-from .tasks import make_tasks
+from .task_family import TaskFamily
 from .tokenizer import Tokenizer
 
 CACHE_FORMAT = 1
 
 
 # Modules whose code decides the demonstrations or the model: their source is part of the cache key.
-_SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses.py', 'demos.py')
+_SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses.py', 'demos.py', 'task_family.py')
 
 
-def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig) -> str:
+def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig,
+              family: TaskFamily = TaskFamily()) -> str:
     """Hash of everything that decides the weights: what pretraining reads of the tasks (their names,
-    and their programs, which it excludes), the vocabulary, the configs and the code that uses them."""
-    tasks = [[t.name, t.reference] for t in make_tasks('all')]
+    and their programs, which it excludes), the vocabulary, the configs and the code that uses them; and the
+    task family, where it is not the default one (the default's key hashes what it did before families)."""
+    tasks = [[t.name, t.reference] for t in family.tasks('all')]
     code = hashlib.sha256(b''.join((Path(__file__).parent / name).read_bytes() for name in _SOURCES)).hexdigest()
-    blob = json.dumps(dict(format=CACHE_FORMAT, tasks=tasks, vocab=tok.vocab, model=model_config.to_dict(),
-                           pretrain=asdict(config), code=code, torch=torch.__version__.split('+')[0],
-                           numerics=NUMERICS_VERSION),
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    inputs = dict(format=CACHE_FORMAT, tasks=tasks, vocab=tok.vocab, model=model_config.to_dict(),
+                  pretrain=asdict(config), code=code, torch=torch.__version__.split('+')[0], numerics=NUMERICS_VERSION)
+    if family != TaskFamily():
+        inputs['family'] = asdict(family)
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
 
 
 def default_cache_dir() -> Path:
@@ -71,22 +74,25 @@ def base_model_config(tok: Tokenizer, name: str = DEFAULT) -> TinyAgentConfig:
     return TinyAgentConfig(vocab_size=len(tok), **substrate(name).model_fields())
 
 
-def _default_key(tok: Tokenizer, name: str = DEFAULT) -> tuple[TinyAgentConfig, str]:
-    """The model config of this tokenizer on substrate `name` and the cache key of its base agent."""
+def _config_and_key(tok: Tokenizer, name: str = DEFAULT,
+                    config: PretrainConfig | None = None) -> tuple[TinyAgentConfig, str]:
+    """The model config of this tokenizer on substrate `name` and the cache key of its base agent pretrained with
+    config (None: the substrate's, Substrate.pretrain_config)."""
     model_config = base_model_config(tok, name)
-    return model_config, cache_key(tok, model_config, PretrainConfig())
+    return model_config, cache_key(tok, model_config, config or substrate(name).pretrain_config(),
+                                   substrate(name).family)
 
 
 def load_base_agent(path: Path | str, tok: Tokenizer, name: str = DEFAULT) -> TinyAgent:
     """A base agent of substrate `name` exported with save_base_agent; a stale, corrupt or other substrate's file
     raises ValueError."""
-    model_config, key = _default_key(tok, name)
+    model_config, key = _config_and_key(tok, name)
     return _checked_load(Path(path), key, model_config)
 
 
 def save_base_agent(model: TinyAgent, tok: Tokenizer, path: Path | str, name: str = DEFAULT) -> None:
     """Export substrate `name`'s base agent to a fixed path (the workflow's DAG node), atomically."""
-    _save(model, _default_key(tok, name)[1], Path(path))
+    _save(model, _config_and_key(tok, name)[1], Path(path))
 
 
 def _save(model: TinyAgent, key: str, path: Path) -> None:
@@ -99,9 +105,10 @@ def save_atomically(obj, path: Path) -> None:
 
 
 def base_agent_path(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
-                    config: PretrainConfig = PretrainConfig()) -> Path:
-    """Where the base agent of this tokenizer, substrate `name` and pretraining config is cached."""
-    return _cache_path(cache_key(tok, base_model_config(tok, name), config), cache_dir)
+                    config: PretrainConfig | None = None) -> Path:
+    """Where the base agent of this tokenizer, substrate `name` and pretraining config (None: the substrate's) is
+    cached."""
+    return _cache_path(_config_and_key(tok, name, config)[1], cache_dir)
 
 
 def _cache_path(key: str, cache_dir: Path | str | None) -> Path:
@@ -109,15 +116,17 @@ def _cache_path(key: str, cache_dir: Path | str | None) -> Path:
 
 
 def make_base_agent(tok: Tokenizer, cache_dir: Path | str | None = None, name: str = DEFAULT,
-                    config: PretrainConfig = PretrainConfig()) -> TinyAgent:
-    """The pretrained base agent of substrate `name`: loaded from the cache, or trained once and cached."""
-    model_config = base_model_config(tok, name)
-    key = cache_key(tok, model_config, config)
+                    config: PretrainConfig | None = None) -> TinyAgent:
+    """The pretrained base agent of substrate `name` (pretrained with config; None: the substrate's): loaded from the
+    cache, or trained once and cached."""
+    config = config or substrate(name).pretrain_config()
+    model_config, key = _config_and_key(tok, name, config)
     path = _cache_path(key, cache_dir)
     model = _load(path, key, model_config)
     if model is None:
         start = time.perf_counter()
-        model = pretrain(tok, model_config, config, log=lambda line: print(f'agentrl: {line}', file=sys.stderr))
+        model = pretrain(tok, model_config, config, log=lambda line: print(f'agentrl: {line}', file=sys.stderr),
+                         family=substrate(name).family)
         _save(model, key, path)
         print(f'agentrl: base agent trained in {time.perf_counter() - start:.0f} s, cached at {path}',
               file=sys.stderr)

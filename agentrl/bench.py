@@ -31,9 +31,7 @@ from .config import TrainConfig
 from .model import count_parameters, make_critic
 from .packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
 from .sampler import collate, sample_tasks, sequence_log_probs
-from .substrates import DEFAULT, SUBSTRATES
-from .tasks import make_tasks
-from .tokenizer import build_tokenizer
+from .substrates import DEFAULT, SUBSTRATES, substrate
 from .trainer import adam, ppo_prepare, train, trim, warm_critic
 
 
@@ -92,17 +90,18 @@ def main(argv: list[str] | None = None) -> None:
                         help='the agent measured (agentrl/substrates.py; default: %(default)s)')
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    tok = build_tokenizer(make_tasks('all'))
+    family = substrate(args.substrate).family
+    tok = family.tokenizer()
     base = make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)  # trains it once, if the cache lacks it
     load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate), 5)
     print(f'substrate {args.substrate}: {count_parameters(base):,} parameters')
     print(f'base agent: loaded from the cache in {load_s:.3f} s (median of 5; goal well under 1 s)')
-    train = make_tasks('train')
+    train = family.tasks('train')
     tasks = [train[i % len(train)] for i in range(64)]
     seeds = iter(range(10 ** 6))
 
     def rollout():
-        return sample_tasks(base, tasks, 1, tok, torch.Generator().manual_seed(next(seeds)))
+        return sample_tasks(base, tasks, 1, tok, torch.Generator().manual_seed(next(seeds)), family.new_env)
 
     rollout_s = median_seconds(rollout, args.repeats)
     print(f'rollout: {rollout_s:.4f} s per 64 episodes (median of {args.repeats}; goal <= 0.1 s)')
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.chapter_run:
         lever_figures(base, tok, batch, args.repeats)
         fixed_cost(args.cache_dir)
-        chapter_run(base, tok, peak)
+        chapter_run(base, tok, peak, args.substrate)
     step_breakdown(step, step_flops, peak, args.repeats)  # last: the profiler's records would count as a run's memory
 
 
@@ -251,10 +250,10 @@ def fixed_cost(cache_dir: str | None) -> None:
           f'{bare:.2f} s for a bare `python -c "import torch"`')
 
 
-def chapter_run(base, tok, peak: float) -> None:
-    """One run of TrainConfig's defaults (the chapter's run_ppo) with its critic warmed beforehand, as the workflow
-    does: seconds by phase, the run's cost (seconds x matmul peak GFLOP/s) and peak memory."""
-    config = TrainConfig()
+def chapter_run(base, tok, peak: float, substrate_name: str) -> None:
+    """One run of TrainConfig's defaults (the chapter's run_ppo) on the substrate, with its critic warmed beforehand,
+    as the workflow does: seconds by phase, the run's cost (seconds x matmul peak GFLOP/s) and peak memory."""
+    config = TrainConfig(substrate=substrate_name)
     start = time.perf_counter()
     critic = warm_critic(base, tok, config)
     warm_s = time.perf_counter() - start

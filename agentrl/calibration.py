@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from .env import BugFixEnv
-from .lang import CONSTANTS, VARIABLES, token_kind
+from .lang import edit_kind
 from .losses import entropy_from_logits, masked_mean
 from .model import TinyAgent
 from .sampler import Trajectory, collate, rollout_stats
@@ -33,7 +33,7 @@ def per_task_pass_rates(trajs: list[Trajectory]) -> dict[str, float]:
 
 def repair_kind(task: Task) -> str:
     """The kind of a task's bug: 'variable', 'constant', 'operator' or 'comparison'."""
-    return 'variable' if task.right in VARIABLES else 'constant' if task.right in CONSTANTS else token_kind(task.right)
+    return edit_kind(task.right)
 
 
 def tasks_fixed_by(action: str, tasks: list[Task]) -> list[str]:

@@ -16,9 +16,7 @@ from .model import count_parameters
 from .experiments import EXPERIMENTS, importance_weights, run_experiment
 from .runio import provenance, write_run
 from .sampler import sample_tasks
-from .substrates import DEFAULT, SUBSTRATES
-from .tasks import make_tasks
-from .tokenizer import build_tokenizer
+from .substrates import DEFAULT, SUBSTRATES, substrate
 from .trainer import train, warm_critic
 
 
@@ -29,7 +27,7 @@ def base_stats(args: argparse.Namespace) -> None:
     tok, base = base_agent(args)
     print(f'base agent ({args.substrate}): {count_parameters(base):,} parameters, vocabulary {len(tok)}')
     for split in ('train', 'heldout'):
-        s = task_set_statistics(make_tasks(split))
+        s = task_set_statistics(substrate(args.substrate).family.tasks(split))
         print(f'{split:8s} tasks | {s["distinct_repairs"]} distinct repairs, at most {s["most_fixed_by_one_repair"]} '
               f'task(s) fixed by one | bug lines {s["bug_lines"]} | kinds {", ".join(s["bug_kinds"])}')
     rows = [seed_statistics(base, tok, seed, args) for seed in args.seeds]
@@ -41,9 +39,10 @@ def base_stats(args: argparse.Namespace) -> None:
 def seed_statistics(base, tok, seed: int, args: argparse.Namespace) -> dict[str, float]:
     """One seed's rows: both splits' episode statistics and, unless --no-steps, ESS/N after one REINFORCE
     step and the fresh pass rate after 10 (experiments.importance_weights)."""
-    row = {}
+    row, family = {}, substrate(args.substrate).family
     for split in ('train', 'heldout'):
-        trajs = sample_tasks(base, make_tasks(split), args.episodes_per_task, tok, torch.Generator().manual_seed(seed))
+        trajs = sample_tasks(base, family.tasks(split), args.episodes_per_task, tok,
+                             torch.Generator().manual_seed(seed), family.new_env)
         stats = episode_statistics(base, trajs, tok.pad_id)
         print(f'seed {seed} {split:8s} {stats["episodes"]:4d} episodes | pass {stats["pass_rate"]:.3f} | policy tokens '
               f'{stats["policy_tokens"]:.1f} (under 8: {stats["under_8"]:.0%}, 16+: {stats["at_least_16"]:.0%}, '
@@ -55,7 +54,8 @@ def seed_statistics(base, tok, seed: int, args: argparse.Namespace) -> dict[str,
             row.update(policy_tokens=stats['policy_tokens'], under_8=stats['under_8'],
                        at_least_16=stats['at_least_16'], entropy=stats['entropy'])
     if args.steps:
-        t1 = {(r['row'], r['metric']): r['value'] for r in importance_weights(base, tok, seed) if r['table'] == 'T1'}
+        t1 = {(r['row'], r['metric']): r['value'] for r in importance_weights(base, tok, seed, args.substrate)
+              if r['table'] == 'T1'}
         row.update(ess_after_1=t1['k=1', 'ess_over_n'], fresh_pass_after_10=t1['k=10', 'fresh_pass'])
         print(f'seed {seed} REINFORCE (lr 2e-3) | ESS/N after 1 step {row["ess_after_1"]:.3f} | fresh pass after '
               f'1 / 3 / 10 steps {t1["k=1", "fresh_pass"]:.3f} / {t1["k=3", "fresh_pass"]:.3f} / '
@@ -63,8 +63,9 @@ def seed_statistics(base, tok, seed: int, args: argparse.Namespace) -> dict[str,
     return row
 
 
-def load_config(path: str, seed: int) -> TrainConfig:
-    """A TrainConfig from a JSON file of its fields, with the seed given apart."""
+def load_config(path: str, seed: int, substrate_name: str) -> TrainConfig:
+    """A TrainConfig from a JSON file of its fields, with the seed given apart; its substrate must be the one the
+    base agent is chosen for (--substrate)."""
     try:
         values = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as error:
@@ -72,14 +73,18 @@ def load_config(path: str, seed: int) -> TrainConfig:
     if not isinstance(values, dict):
         raise SystemExit(f'agentrl: config {path} must be a JSON object of TrainConfig fields')
     try:
-        return TrainConfig.from_dict({**values, 'seed': seed})
+        config = TrainConfig.from_dict({**values, 'seed': seed})
     except (TypeError, ValueError) as error:
         raise SystemExit(f'agentrl: bad config {path}: {error}')
+    if config.substrate != substrate_name:
+        raise SystemExit(f'agentrl: config {path} trains substrate {config.substrate!r} but --substrate is '
+                         f'{substrate_name!r}; expected the same substrate in both')
+    return config
 
 
 def base_agent(args: argparse.Namespace):
-    """The tokenizer and the base agent: from --base (an exported file) or the cache."""
-    tok = build_tokenizer(make_tasks('all'))
+    """The substrate's tokenizer and base agent: from --base (an exported file) or the cache."""
+    tok = substrate(args.substrate).family.tokenizer()
     if args.base is None:
         return tok, make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)
     try:
@@ -92,7 +97,7 @@ def base_agent(args: argparse.Namespace):
 def export_base_agent(args: argparse.Namespace) -> None:
     """Train (or load from the cache) the base agent and export it to a fixed path."""
     torch.set_num_threads(1)
-    tok = build_tokenizer(make_tasks('all'))
+    tok = substrate(args.substrate).family.tokenizer()
     model = make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate)
     save_base_agent(model, tok, args.out, args.substrate)
     print(f'base agent exported to {args.out}')
@@ -101,7 +106,7 @@ def export_base_agent(args: argparse.Namespace) -> None:
 def warm_critic_file(args: argparse.Namespace) -> None:
     """Warm PPO's critic for a config's critic constants and a seed, and save it (shared by that seed's runs)."""
     torch.set_num_threads(1)
-    config = load_config(args.config, args.seed)
+    config = load_config(args.config, args.seed, args.substrate)
     tok, base = base_agent(args)
     save_critic(warm_critic(base, tok, config), base, config, args.out)
     print(f'critic warmed for seed {config.seed} saved to {args.out}')
@@ -122,7 +127,7 @@ def warmed_critic(args: argparse.Namespace, base, config: TrainConfig):
 def train_run(args: argparse.Namespace) -> None:
     """One trainer run from an explicit config file and seed, written to a run directory."""
     torch.set_num_threads(1)
-    config = load_config(args.config, args.seed)
+    config = load_config(args.config, args.seed, args.substrate)
     tok, base = base_agent(args)
     result = train(base, tok, config, log=lambda line: print(line, file=sys.stderr, flush=True),
                    critic=warmed_critic(args, base, config))
@@ -151,7 +156,7 @@ def experiment_run(args: argparse.Namespace) -> None:
     """One chapter experiment (agentrl.experiments) for one seed, its records written to a run directory."""
     torch.set_num_threads(1)
     tok, base = base_agent(args)
-    records, summary = run_experiment(args.name, base, tok, args.seed)
+    records, summary = run_experiment(args.name, base, tok, args.seed, args.substrate)
     meta = dict(kind='experiment', name=args.name, seed=args.seed, summary=summary,
                 provenance=provenance(summary['wall_s']))
     write_run(args.out, meta, dict(records=records))

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from .algorithms import ALGORITHMS
 from .losses import AGGREGATION_MODES
 from .substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
+from .task_family import TaskFamily
 
 EARLY_STOP = ('epoch', 'minibatch')
 
@@ -70,6 +71,11 @@ class TrainConfig:
             _in_range(name, getattr(self, name), 0.0, math.inf, '> 0', open_low=True)
         if self.loss_mode == 'seq_mean_token_sum_norm':
             _in_range('norm_const', self.norm_const, 0.0, math.inf, '> 0 for seq_mean_token_sum_norm', open_low=True)
+
+    @property
+    def task_family(self) -> TaskFamily:
+        """The tasks and episode caps of the run's substrate."""
+        return SUBSTRATES[self.substrate].family
 
     def to_dict(self) -> dict:
         return asdict(self)

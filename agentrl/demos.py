@@ -4,13 +4,12 @@ Demonstrations are sure of the action format and unsure of the repair: some subm
 some test first, about half attempt a repair and nearly all of those retry after a failing test
 (the retries make the long episodes), each attempt the true repair with probability `correct`,
 else a plausible one-token edit of the hinted line drawn kind-first. They play tasks outside the
-30 evaluation tasks, and the loss is on policy tokens only. RL then amplifies the repairs the base
-agent sometimes makes.
+30 evaluation tasks, with the bugs per task and in the env of the substrate's task family, and the
+loss is on policy tokens only. RL then amplifies the repairs the base agent sometimes makes.
 """
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 import torch
 
@@ -19,28 +18,10 @@ from .env import BugFixEnv
 from .lang import Line, sample_repair
 from .losses import masked_mean, token_log_probs
 from .model import TinyAgent, TinyAgentConfig
-from .tasks import Task, make_tasks, random_task, scope
+from .pretraining import DemoPolicy, PretrainConfig
+from .task_family import TaskFamily
+from .tasks import Task, scope
 from .tokenizer import Tokenizer
-
-
-@dataclass(frozen=True)
-class DemoPolicy:
-    """Probabilities of the demonstrator's choices, by what it last saw."""
-    submit_first: float = 0.40  # at the prompt: submit at once
-    edit_first: float = 0.12  # at the prompt: edit a guessed line without testing
-    edit_after_fail: float = 0.85  # after the first failing test: attempt a repair (else submit)
-    retry_after_fail: float = 0.95  # after a failing test that follows an edit
-    test_after_edit: float = 0.95  # after an edit: test it (else submit)
-    correct: float = 0.60  # an attempt is the repair (else a uniformly chosen plausible edit)
-
-
-@dataclass(frozen=True)
-class PretrainConfig:
-    steps: int = 1600
-    batch_size: int = 32
-    lr: float = 3e-3
-    seed: int = 0
-    demos: DemoPolicy = field(default_factory=DemoPolicy)
 
 
 def _demo_action(env: BugFixEnv, last: str, edited: bool, policy: DemoPolicy, rng: random.Random) -> str:
@@ -72,9 +53,9 @@ def _repair(line: Line, reference: Line) -> tuple[str, str] | None:
     return next(((w, r) for w, r in zip(line.words, reference.words) if w != r), None)
 
 
-def demonstration(task: Task, tok: Tokenizer, policy: DemoPolicy, rng: random.Random) -> tuple[list[int], list[bool]]:
-    """One demonstrated episode -> (token ids [T], policy flags [T])."""
-    env = BugFixEnv()
+def demonstration(task: Task, tok: Tokenizer, policy: DemoPolicy, rng: random.Random,
+                  env: BugFixEnv) -> tuple[list[int], list[bool]]:
+    """One demonstrated episode in env (reset here) -> (token ids [T], policy flags [T])."""
     ids = [tok.bos_id] + tok.encode(env.reset(task)) + [tok.eot_id]
     flags = [False] * len(ids)
     last, edited = 'prompt', False
@@ -96,8 +77,9 @@ def _pad(rows: list[list], value) -> torch.Tensor:
     return torch.tensor([r + [value] * (width - len(r)) for r in rows])
 
 
-def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig, log=None) -> TinyAgent:
-    """Supervised learning on demonstrations, on one thread, deterministically."""
+def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig, log=None,
+             family: TaskFamily = TaskFamily()) -> TinyAgent:
+    """Supervised learning on demonstrations of the family's random tasks, on one thread, deterministically."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -106,12 +88,12 @@ def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConf
             torch.manual_seed(config.seed)
             model = TinyAgent(model_config)
         rng = random.Random(config.seed)
-        exclude = frozenset(task.reference for task in make_tasks('all'))
+        exclude = frozenset(task.reference for task in family.tasks('all'))
         opt = torch.optim.Adam(model.parameters(), lr=config.lr)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda step: min(1.0, (step + 1) / 50) * (0.1 + 0.9 * (1 - step / config.steps)))
         for step in range(config.steps):
-            demos = [demonstration(random_task(rng, exclude), tok, config.demos, rng)
+            demos = [demonstration(family.random_task(rng, exclude), tok, config.demos, rng, family.new_env())
                      for _ in range(config.batch_size)]
             ids = _pad([d[0] for d in demos], tok.pad_id)
             mask = _pad([d[1] for d in demos], False)[:, 1:].float()  # [B, T-1]

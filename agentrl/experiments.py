@@ -1,7 +1,8 @@
 """The chapter's experiments outside the trainer, each a function of a seed that returns tidy records.
 
-An experiment is `f(base, tok, seed) -> list[dict]`, one dict(table, row, metric, value) per number
-the chapter prints in that table (T1-T6, T10-T13, Figure 8.1, exercises 3 and 6). Seed 0 draws
+An experiment is `f(base, tok, seed, substrate_name) -> list[dict]`, one dict(table, row, metric, value) per number
+the chapter prints in that table (T1-T6, T10-T13, Figure 8.1, exercises 3 and 6), on the substrate's tasks and
+episodes (agentrl/substrates.py; by default the chapter's tinyagent). Seed 0 draws
 exactly the random numbers of chapter08_listing.py (blocks 2-5, 7-9, 18-21); seed s shifts every
 one of its generators by s. The trainer-run tables (T7-T9, exercises 4, 5, 6b, 7) are trainer runs.
 """
@@ -20,7 +21,8 @@ from .losses import entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent
 from .ppo import kl_k3, ppo_policy_loss
 from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
-from .tasks import make_tasks
+from .substrates import DEFAULT, substrate
+from .task_family import TaskFamily
 from .tokenizer import Tokenizer
 from .trainer import Learner, PreparedBatch, adam, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
@@ -48,28 +50,29 @@ def records(table: str, row: str, metrics: dict) -> list[dict]:
 # --- shared pieces: the old batch, fresh samples, REINFORCE updates, ratios --------------------------------
 
 @torch.no_grad()
-def old_batch(base: TinyAgent, tok: Tokenizer, seed: int) -> tuple[dict, torch.Tensor]:
+def old_batch(base: TinyAgent, tok: Tokenizer, seed: int,
+              family: TaskFamily = TaskFamily()) -> tuple[dict, torch.Tensor]:
     """The 320 episodes of pi_old (16 per train task, block 2) and their log-probs old_logp [B, T-1]."""
-    trajs = sample_tasks(base, make_tasks('train'), EPISODES_PER_TASK, tok,
-                         torch.Generator().manual_seed(OLD_BATCH_SEED + seed))
+    trajs = sample_tasks(base, family.tasks('train'), EPISODES_PER_TASK, tok,
+                         torch.Generator().manual_seed(OLD_BATCH_SEED + seed), family.new_env)
     batch = collate(trajs, tok.pad_id)
     return batch, sequence_log_probs(base, batch['ids'])
 
 
-def fresh_pass(model: TinyAgent, tok: Tokenizer, seed: int) -> float:
+def fresh_pass(model: TinyAgent, tok: Tokenizer, seed: int, family: TaskFamily = TaskFamily()) -> float:
     """Pass rate of 320 fresh episodes of the train tasks (the listing's seed 9)."""
-    trajs = sample_tasks(model, make_tasks('train'), EPISODES_PER_TASK, tok,
-                         torch.Generator().manual_seed(FRESH_SEED + seed))
+    trajs = sample_tasks(model, family.tasks('train'), EPISODES_PER_TASK, tok,
+                         torch.Generator().manual_seed(FRESH_SEED + seed), family.new_env)
     return rollout_stats(trajs)['pass_rate']
 
 
-def reinforce_path(base: TinyAgent, tok: Tokenizer, seed: int, updates):
+def reinforce_path(base: TinyAgent, tok: Tokenizer, seed: int, updates, family: TaskFamily = TaskFamily()):
     """Yield (k, policy) after k REINFORCE updates of a copy of base, for each k in increasing updates."""
     moved, gen = copy.deepcopy(base), torch.Generator().manual_seed(REINFORCE_SEED + seed)
     opt, done = adam(moved.parameters(), REINFORCE_LR), 0
     for k in updates:
         for _ in range(k - done):
-            batch = sample_batch(moved, tok, REINFORCE_EPISODES, gen)
+            batch = sample_batch(moved, tok, REINFORCE_EPISODES, gen, family)
             policy_gradient_step(moved, opt, batch, batch['rewards'] - batch['rewards'].mean())
         done = k
         yield k, moved
@@ -112,14 +115,15 @@ def mean_token_kl(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> floa
 
 # --- the experiments -----------------------------------------------------------------------------------
 
-def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
     """T1 (+ exercise 3's SNIS), T2 and Figure 8.1: importance weights of the old batch after k updates."""
-    batch, old_logp = old_batch(base, tok, seed)
+    family = substrate(substrate_name).family
+    batch, old_logp = old_batch(base, tok, seed, family)
     out, log_w = [], {}
-    for k, moved in reinforce_path(base, tok, seed, UPDATES):
+    for k, moved in reinforce_path(base, tok, seed, UPDATES, family):
         log_w[k] = log_ratio(moved, batch, old_logp).sum(-1)  # [B], Eq. (8.1)
         out += records('T1', f'k={k}', dict(weight_stats(log_w[k], batch['rewards']),
-                                            fresh_pass=fresh_pass(moved, tok, seed)))
+                                            fresh_pass=fresh_pass(moved, tok, seed, family)))
     lengths = batch['action_mask'].sum(-1)  # [B] policy tokens per episode
     spread = {}
     for lo, hi in LENGTH_BUCKETS:
@@ -137,15 +141,16 @@ def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]
     return out
 
 
-def surrogate(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+def surrogate(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
     """T3: the surrogate's predicted improvement against the measured one after k REINFORCE updates."""
-    batch, old_logp = old_batch(base, tok, seed)
+    family = substrate(substrate_name).family
+    batch, old_logp = old_batch(base, tok, seed, family)
     advantage = (batch['rewards'] - batch['rewards'].mean())[:, None]  # [B, 1], outcome advantage
-    j_old, out = fresh_pass(base, tok, seed), []
-    for k, moved in reinforce_path(base, tok, seed, SURROGATE_UPDATES):
+    j_old, out = fresh_pass(base, tok, seed, family), []
+    for k, moved in reinforce_path(base, tok, seed, SURROGATE_UPDATES, family):
         rho = log_ratio(moved, batch, old_logp).exp()  # [B, T-1], 1 off policy tokens
         predicted = ((rho - 1) * advantage * batch['action_mask']).sum(-1).mean().item()
-        out += records('T3', f'k={k}', dict(surrogate=predicted, measured=fresh_pass(moved, tok, seed) - j_old,
+        out += records('T3', f'k={k}', dict(surrogate=predicted, measured=fresh_pass(moved, tok, seed, family) - j_old,
                                             approx_kl=mean_token_kl(moved, batch, old_logp)))  # the distance
     return out
 
@@ -158,8 +163,8 @@ def ascent(ratios, advantage: float, **loss_options) -> tuple[float, dict, list[
     return loss.item(), stats, [-g + 0.0 for g in torch.autograd.grad(loss, logp)[0][0].tolist()]
 
 
-def clip_gradients(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
-    """T4 and T5: the clipped loss's ascent direction per advantage sign, and dual clipping (seed unused)."""
+def clip_gradients(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
+    """T4 and T5: the clipped loss's ascent direction per advantage sign, and dual clipping (seed, substrate unused)."""
     out = []
     for sign, row in [(1.0, 'A=+1'), (-1.0, 'A=-1')]:
         _, stats, grads = ascent(T4_RATIOS, sign)
@@ -170,9 +175,9 @@ def clip_gradients(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     return out
 
 
-def trust_region(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+def trust_region(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
     """T6: 40 Adam steps of the clipped and the unclipped surrogate on the old batch's first 64 episodes."""
-    batch, old_logp = old_batch(base, tok, seed)
+    batch, old_logp = old_batch(base, tok, seed, substrate(substrate_name).family)
     n = TRUST_REGION_EPISODES
     ids, old, mask, rewards = batch['ids'][:n], old_logp[:n], batch['action_mask'][:n], batch['rewards'][:n]
     adv, out = rewards - rewards.mean(), []  # [n] outcome advantages
@@ -192,9 +197,10 @@ def trust_region(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
     return out
 
 
-def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict):
-    """A policy copy, the warmed critic (block 18's seeds) and pi_old frozen on batch (lambda 1)."""
-    config = TrainConfig(seed=seed)
+def warmed_start(base: TinyAgent, tok: Tokenizer, seed: int, batch: dict, substrate_name: str = DEFAULT):
+    """A policy copy, the warmed critic (block 18's seeds, the substrate's tasks) and pi_old frozen on batch
+    (lambda 1)."""
+    config = TrainConfig(seed=seed, substrate=substrate_name)
     critic = warm_critic(base, tok, config)
     return copy.deepcopy(base), critic, ppo_prepare(base, critic, batch, config, tok.pad_id)
 
@@ -215,12 +221,12 @@ def policy_entropy(model: TinyAgent, batch: dict) -> float:
     return masked_mean(entropy_from_logits(model(batch['ids'])[:, :-1]), batch['action_mask']).item()
 
 
-def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+def sixteen_epochs(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
     """T10, T12 and T13: 16 epochs on the old batch; exercise 6: the clip by advantage sign, and the same
     16 epochs (same warm start, same minibatches) with clip_high 0.28."""
-    batch, old_logp = old_batch(base, tok, seed)
+    batch, old_logp = old_batch(base, tok, seed, substrate(substrate_name).family)
     mask = batch['action_mask']
-    policy, critic, prepared = warmed_start(base, tok, seed, batch)
+    policy, critic, prepared = warmed_start(base, tok, seed, batch, substrate_name)
     wide, wide_critic = copy.deepcopy(policy), copy.deepcopy(critic)
     many = ppo_update(policy, critic, prepared, seed, MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES)
     out = []
@@ -279,10 +285,10 @@ def ratio_by_old_prob(ratio, old_logp, adv, mask) -> list[dict]:
     return out
 
 
-def staleness(base: TinyAgent, tok: Tokenizer, seed: int) -> list[dict]:
+def staleness(base: TinyAgent, tok: Tokenizer, seed: int, substrate_name: str = DEFAULT) -> list[dict]:
     """T11: one epoch on the old batch in 1 to 16 minibatches, then KL and clip fraction on the whole batch."""
-    batch, _ = old_batch(base, tok, seed)
-    start, critic, prepared = warmed_start(base, tok, seed, batch)  # the same warmed critic for every split
+    batch, _ = old_batch(base, tok, seed, substrate(substrate_name).family)
+    start, critic, prepared = warmed_start(base, tok, seed, batch, substrate_name)  # one warmed critic for every split
     old_logp, adv = prepared.old_logp, prepared.advantages
     out = []
     for n in MINIBATCH_COUNTS:
@@ -298,13 +304,14 @@ EXPERIMENTS = dict(importance_weights=importance_weights, surrogate=surrogate, c
                    trust_region=trust_region, sixteen_epochs=sixteen_epochs, staleness=staleness)
 
 
-def run_experiment(name: str, base: TinyAgent, tok: Tokenizer, seed: int) -> tuple[list[dict], dict]:
-    """Run one experiment by name -> (records, summary of what it wrote and how long it took)."""
+def run_experiment(name: str, base: TinyAgent, tok: Tokenizer, seed: int,
+                   substrate_name: str = DEFAULT) -> tuple[list[dict], dict]:
+    """Run one experiment by name on a substrate's tasks -> (records, summary of what it wrote and how long it took)."""
     if name not in EXPERIMENTS:
         raise ValueError(f'unknown experiment {name!r}; valid experiments: {", ".join(EXPERIMENTS)}')
     numerics.require()
     start = time.perf_counter()
-    out = EXPERIMENTS[name](base, tok, seed)
+    out = EXPERIMENTS[name](base, tok, seed, substrate_name)
     tables = sorted({r['table'] for r in out})
     summary = dict(experiment=name, seed=seed, records=len(out), tables=tables,
                    rows={t: len({r['row'] for r in out if r['table'] == t}) for t in tables},

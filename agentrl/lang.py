@@ -109,6 +109,11 @@ def replace_token(line: Line, old: str, new: str) -> Line:
     return parse_line(' '.join(words))
 
 
+def edit_kind(word: str) -> str | None:
+    """The kind of an editable word: 'variable', 'constant', 'operator', 'comparison', or None."""
+    return 'constant' if word in CONSTANTS else 'variable' if word in VARIABLES else token_kind(word)
+
+
 def candidate_repairs(line: Line, variables: tuple[str, ...]) -> list[tuple[str, str]]:
     """Plausible one-token edits (old, new) of a line; variables are those in scope."""
     seen, edits = set(), []
@@ -134,8 +139,7 @@ def sample_repair(line: Line, variables: tuple[str, ...], rng) -> tuple[str, str
     replacement, so that no kind crowds out the others; None when the line has none. rng: random.Random."""
     by_kind: dict[str, list[tuple[str, str]]] = {}
     for old, new in candidate_repairs(line, variables):
-        kind = 'constant' if old in CONSTANTS else 'variable' if old in VARIABLES else token_kind(old)
-        by_kind.setdefault(kind, []).append((old, new))
+        by_kind.setdefault(edit_kind(old), []).append((old, new))
     if not by_kind:
         return None
     edits = by_kind[rng.choice(sorted(by_kind))]

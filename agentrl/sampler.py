@@ -7,6 +7,7 @@ generator drives all randomness.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -118,8 +119,9 @@ def rollout_stats(trajs: list[Trajectory]) -> dict[str, float]:
                 episodes=len(trajs))
 
 
-def sample_tasks(model: TinyAgent, tasks: list[Task], n_per_task: int, tok: Tokenizer,
-                 generator: torch.Generator) -> list[Trajectory]:
-    """n_per_task episodes of each task, in lockstep, task-major order."""
+def sample_tasks(model: TinyAgent, tasks: list[Task], n_per_task: int, tok: Tokenizer, generator: torch.Generator,
+                 new_env: Callable[[], BugFixEnv] = BugFixEnv) -> list[Trajectory]:
+    """n_per_task episodes of each task, in lockstep, task-major order, each in an env from new_env (its task family's:
+    TaskFamily.new_env)."""
     batch_tasks = [task for task in tasks for _ in range(n_per_task)]
-    return rollout_batch(model, [BugFixEnv() for _ in batch_tasks], batch_tasks, tok, generator=generator)
+    return rollout_batch(model, [new_env() for _ in batch_tasks], batch_tasks, tok, generator=generator)

@@ -1,10 +1,13 @@
-"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size. A substrate
-decides the base agent (its model config, hence its cache key and its pretraining); the trainer, the losses and
-the experiments take whatever base agent they are given and need no change to run on another. Pure data: the
-workflow and the analysis read the substrates' names without torch.
+"""The substrates a claim can be judged on, each described here and nowhere else: the agent's size, the task family
+it plays (agentrl/task_family.py: bugs per task, the episode caps, the model's context) and the demonstrator its base
+agent learns from. A substrate decides the base agent (its model config, its pretraining's tasks, episodes and
+demonstrations, hence its cache key) and the tasks, environments and tokenizer of sampling, training and the
+experiments; the trainer, the losses and the experiments take the substrate by name and need no change to run on
+another. Pure data (no torch): the workflow and the analysis read the substrates' names.
 
     tinyagent  the chapter's substrate as this project calibrated it (46k parameters: d_model 32, 2 layers)
     larger     a deeper and wider TinyAgent on the same tasks (207k parameters, 4.5x: d_model 64, 4 layers)
+    longer     the tinyagent's shape on two-bug tasks: episodes with about twice the policy tokens
 
 Adding one: an entry of SUBSTRATES (a test checks that each builds a model and that names are unique).
 """
@@ -12,20 +15,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .pretraining import DemoPolicy, PretrainConfig
+from .task_family import TaskFamily
+
 
 @dataclass(frozen=True)
 class Substrate:
-    """An agent the chapter's claims are tested on: its TinyAgent's shape (TinyAgentConfig fields)."""
+    """An agent the chapter's claims are tested on: its TinyAgent's shape (TinyAgentConfig fields), its tasks and the
+    demonstrator its base agent learns from."""
     name: str
     summary: str
     d_model: int
     n_layers: int
     n_heads: int = 4
     d_ff: int = 256
+    family: TaskFamily = TaskFamily()
+    demos: DemoPolicy = DemoPolicy()
 
     def model_fields(self) -> dict:
-        """The base agent's TinyAgentConfig fields but its vocabulary size."""
-        return dict(d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads, d_ff=self.d_ff)
+        """The base agent's TinyAgentConfig fields but its vocabulary size; its context the family's."""
+        return dict(max_len=self.family.max_len, d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads,
+                    d_ff=self.d_ff)
+
+    def pretrain_config(self) -> PretrainConfig:
+        """The base agent's pretraining: the default steps, batch, rate and seed on this substrate's demonstrator."""
+        return PretrainConfig(demos=self.demos)
 
 
 DEFAULT = 'tinyagent'
@@ -36,6 +50,15 @@ SUBSTRATES = {s.name: s for s in (
     # is 0.78 (results/measurements.md, "What the substrate measures")
     Substrate(DEFAULT, "the chapter's TinyAgent on BugFix, as calibrated here", d_model=32, n_layers=2),
     Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4),
+    # two bugs: test, edit, test, edit, test, submit is 6 turns and 18 policy tokens, with room for retries; the
+    # longest episode the caps allow (every answer a 16-token failing test) is 2 + prompt + 64 + 9 x 16 tokens,
+    # 252 for a 42-token prompt (three computing lines and a return), the longest a pretraining program has.
+    # Demonstrators that submit at once 40% of the time left its base agent at 12.6 policy tokens per episode, 1.6x
+    # the tinyagent's 8.0 (train pass 0.075); 20%, chosen from the demonstrations' own lengths (16.5 tokens against
+    # 13.3) before any pretraining, gives 2.3x (18.3 tokens, pass 0.097)
+    Substrate('longer', "the chapter's TinyAgent on BugFix tasks with two bugs each", d_model=32, n_layers=2,
+              family=TaskFamily(bugs=2, max_turns=10, max_policy_tokens=64, max_len=256),
+              demos=DemoPolicy(submit_first=0.20)),
 )}
 
 

@@ -17,13 +17,12 @@ import torch
 from . import numerics
 from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
 from .config import TrainConfig
-from .env import BugFixEnv
 from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent, make_critic
 from .packing import Packing, critic_scores, policy_scores
 from .ppo import kl_k3, ppo_policy_loss, value_loss
 from .sampler import collate, rollout_batch, rollout_stats, sample_tasks
-from .tasks import make_tasks
+from .task_family import TaskFamily
 from .tokenizer import Tokenizer
 
 # Seed offsets of the chapter's generators; seed s shifts all of them by s.
@@ -79,11 +78,12 @@ def mc_returns(batch: dict) -> torch.Tensor:
     return returns_to_go(outcome_rewards(batch['rewards'], mask), mask)
 
 
-def sample_batch(policy: TinyAgent, tok: Tokenizer, n: int, gen: torch.Generator) -> dict:
-    """n episodes of train tasks drawn uniformly with gen, collated."""
-    train = make_tasks('train')
+def sample_batch(policy: TinyAgent, tok: Tokenizer, n: int, gen: torch.Generator,
+                 family: TaskFamily = TaskFamily()) -> dict:
+    """n episodes of the family's train tasks drawn uniformly with gen, each in the family's env, collated."""
+    train = family.tasks('train')
     tasks = [train[i] for i in torch.randint(len(train), (n,), generator=gen).tolist()]
-    trajs = rollout_batch(policy, [BugFixEnv() for _ in tasks], tasks, tok, generator=gen)
+    trajs = rollout_batch(policy, [family.new_env() for _ in tasks], tasks, tok, generator=gen)
     return collate(trajs, tok.pad_id)
 
 
@@ -106,8 +106,10 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
     with torch.random.fork_rng():
         torch.manual_seed(CRITIC_INIT_SEED + config.seed)
         critic = make_critic(policy)
-    data = collate(sample_tasks(policy, make_tasks('train'), config.critic_warmup_episodes_per_task, tok,
-                                torch.Generator().manual_seed(WARMUP_SAMPLE_SEED + config.seed)), tok.pad_id)
+    family = config.task_family
+    data = collate(sample_tasks(policy, family.tasks('train'), config.critic_warmup_episodes_per_task, tok,
+                                torch.Generator().manual_seed(WARMUP_SAMPLE_SEED + config.seed), family.new_env),
+                   tok.pad_id)
     opt = adam(critic.parameters(), config.critic_lr)
     gen, targets = torch.Generator().manual_seed(WARMUP_SHUFFLE_SEED + config.seed), mc_returns(data)
     for _ in range(config.critic_warmup_steps):
@@ -194,9 +196,11 @@ def adapt_beta(beta: float, kl: float, target: float) -> float:
 
 
 def evaluate(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> dict[str, float]:
-    """Pass rates of a policy on both splits, config.eval_episodes_per_task episodes per task."""
-    return {f'pass_{split}': rollout_stats(sample_tasks(policy, make_tasks(split), config.eval_episodes_per_task, tok,
-                                                        torch.Generator().manual_seed(EVAL_SEED + config.seed)))['pass_rate']
+    """Pass rates of a policy on both splits of its substrate's tasks, config.eval_episodes_per_task episodes each."""
+    family = config.task_family
+    return {f'pass_{split}': rollout_stats(sample_tasks(policy, family.tasks(split), config.eval_episodes_per_task, tok,
+                                                        torch.Generator().manual_seed(EVAL_SEED + config.seed),
+                                                        family.new_env))['pass_rate']
             for split in ('train', 'heldout')}
 
 
@@ -238,7 +242,7 @@ def _train_ppo(policy, base, tok, config: TrainConfig, result: RunResult, log, c
     beta = config.kl_penalty or 0.0
     for it in range(config.iterations):
         tick = time.perf_counter()
-        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
+        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen, config.task_family)
         sampled = time.perf_counter()
         prepared = ppo_prepare(policy, critic, batch, config, tok.pad_id)
         varied = batch['rewards'].std() > 0
@@ -263,7 +267,7 @@ def _train_reinforce(policy, base, tok, config: TrainConfig, result: RunResult, 
     opt = adam(policy.parameters(), config.lr)
     for it in range(config.iterations):
         tick = time.perf_counter()
-        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen)
+        batch = sample_batch(policy, tok, config.episodes_per_iteration, gen, config.task_family)
         sampled = time.perf_counter()
         stats = policy_gradient_step(policy, opt, batch, batch['rewards'] - batch['rewards'].mean(), config.loss_mode,
                                      config.norm_const)

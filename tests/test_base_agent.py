@@ -2,7 +2,8 @@ import torch
 
 import agentrl as arl
 from agentrl.base_agent import base_agent_path, make_base_agent
-from agentrl.demos import PretrainConfig, pretrain
+from agentrl.demos import pretrain
+from agentrl.pretraining import PretrainConfig
 from agentrl.model import TinyAgentConfig
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
