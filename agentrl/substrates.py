@@ -31,6 +31,7 @@ class Substrate:
     d_ff: int = 256
     family: TaskFamily = TaskFamily()
     demos: DemoPolicy = DemoPolicy()
+    run_cost: float = 1.0  # a training run's time against tinyagent's (python -m agentrl.bench --chapter-run)
 
     def model_fields(self) -> dict:
         """The base agent's TinyAgentConfig fields but its vocabulary size; its context the family's."""
@@ -49,7 +50,8 @@ SUBSTRATES = {s.name: s for s in (
     # (107k parameters, an earlier task set, ten seeds), 0.56 at 48 and 0.61 at 32 (this task set); the chapter's
     # is 0.78 (results/measurements.md, "What the substrate measures")
     Substrate(DEFAULT, "the chapter's TinyAgent on BugFix, as calibrated here", d_model=32, n_layers=2),
-    Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4),
+    Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4,
+              run_cost=4.4),
     # two bugs: test, edit, test, edit, test, submit is 6 turns and 18 policy tokens, with room for retries; the
     # longest episode the caps allow (every answer a 16-token failing test) is 2 + prompt + 64 + 9 x 16 tokens,
     # 252 for a 42-token prompt (three computing lines and a return), the longest a pretraining program has.
@@ -58,7 +60,7 @@ SUBSTRATES = {s.name: s for s in (
     # 13.3) before any pretraining, gives 2.3x (18.3 tokens, pass 0.097)
     Substrate('longer', "the chapter's TinyAgent on BugFix tasks with two bugs each", d_model=32, n_layers=2,
               family=TaskFamily(bugs=2, max_turns=10, max_policy_tokens=64, max_len=256),
-              demos=DemoPolicy(submit_first=0.20)),
+              demos=DemoPolicy(submit_first=0.20), run_cost=1.9),
 )}
 
 

@@ -96,6 +96,7 @@ def test_the_jobs_needs_follow_from_the_cells():
     cells = {name: cell.values for name, cell in expand_design(DESIGN).items()}
     assert runtime_minutes(cells['baseline']) == 5  # at least 5 minutes
     assert runtime_minutes(dict(cells['baseline'], iterations=300)) == 14  # 3x (5 s + 300 x 64 x 5 passes x 2.7 ms)
+    assert runtime_minutes(dict(cells['baseline'], iterations=300, substrate='larger')) == 58  # each pass 4.4x
     assert shared_critic(cells) == '{}\n'  # no critic constant set: TrainConfig's defaults
     differing = dict(cells, **{'lam~0.95': dict(cells['lam~0.95'], critic_lr=3e-4)})
     with pytest.raises(DesignError, match=r"the PPO cells must share the critic's constants.*\n  baseline: \{\}\n"

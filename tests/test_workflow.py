@@ -179,6 +179,36 @@ def test_a_substrate_design_runs_every_job_on_its_substrate_in_its_own_results_f
     assert all('--substrate larger' in line and 'results/substrates/larger/' in line for line in commands)
 
 
+def test_a_fourth_substrate_is_added_as_the_readme_says(tmp_path):
+    """README.md, "Substrates": an entry in SUBSTRATES and a design file under config/substrates/. The clone's design
+    plans every job on the new substrate in its own folder, and its agent samples an episode of its tasks: nothing
+    else changed."""
+    clone = copy_checkout(tmp_path / 'clone')
+    registry = clone / 'agentrl' / 'substrates.py'
+    entry = "    Substrate('tiny', 'a test substrate: a narrower, shallower TinyAgent', d_model=16, n_layers=1),\n"
+    source = registry.read_text()
+    assert source.count('\n)}\n') == 1, 'agentrl/substrates.py: SUBSTRATES must end with a line ")}"'
+    registry.write_text(source.replace('\n)}\n', '\n' + entry + ')}\n'))
+    design = clone / 'config' / 'substrates' / 'tiny.yaml'
+    design.write_text('extends: config/config.yaml\nresults_dir: results/substrates/tiny\nbaseline:\n  substrate: tiny\n')
+    env = {**environment(), 'PYTHONPATH': str(clone)}
+    out = succeeded(subprocess.run([sys.executable, '-m', 'snakemake', '--dry-run', '--printshellcmds', '--configfile',
+                                    str(design)], cwd=clone, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, timeout=600))
+    commands = re.findall(r'^Shell command: python -m agentrl (.*)$', out, flags=re.M)
+    assert commands and all('--substrate tiny' in line and 'results/substrates/tiny/' in line for line in commands)
+    sampled = subprocess.run([sys.executable, '-c', 'import torch; from agentrl.base_agent import base_model_config; '
+                              'from agentrl.model import TinyAgent; from agentrl.sampler import sample_tasks; '
+                              'from agentrl.substrates import substrate; family = substrate("tiny").family; '
+                              'tok = family.tokenizer(); torch.manual_seed(0); '
+                              'model = TinyAgent(base_model_config(tok, "tiny")); '
+                              'trajs = sample_tasks(model, family.tasks("train")[:1], 1, tok, '
+                              'torch.Generator().manual_seed(0), family.new_env); '
+                              'print(sum(p.numel() for p in model.parameters()), len(trajs))'],
+                             cwd=clone, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.split()
+    assert int(sampled[0]) < 45_760 and sampled[1] == '1'  # fewer parameters than the tinyagent; one episode
+
+
 def test_the_stages_and_jobs_are_bounded_by_max():
     out = subprocess.run([sys.executable, '-m', 'workflow.design', 'stages', '--configfile', str(DEFAULT_CONFIG)],
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout

@@ -229,10 +229,12 @@ SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.0027, 5
 
 
 def runtime_minutes(values: dict) -> int:
-    """Minutes to allow one trainer run of a cell (its TrainConfig fields), at least 5."""
+    """Minutes to allow one trainer run of a cell (its TrainConfig fields), at least 5; a substrate's runs take its
+    run_cost times the tinyagent's."""
     passes = values['epochs'] + 1 if values['algorithm'] == 'ppo' else 2
     episodes = values['iterations'] * values['episodes_per_iteration']
-    seconds = SECONDS_FIXED + SECONDS_PER_EPISODE_PASS * episodes * passes
+    cost = SUBSTRATES[recorded(values)['substrate']].run_cost
+    seconds = SECONDS_FIXED + SECONDS_PER_EPISODE_PASS * episodes * passes * cost
     return max(5, math.ceil(3 * seconds / 60))
 
 
