@@ -230,7 +230,8 @@ def directional(claim: dict, samples: list[pd.Series]) -> dict:
         n.append(len(d))
     if min(n) == 0:
         return dict(n=0, p=NAN, p_against=NAN)
-    worst = max(range(len(pairs)), key=lambda i: supports[i].p)
+    # the weakest step: the largest p; among steps with equal p (every seed on its side), the smallest effect
+    worst = max(range(len(pairs)), key=lambda i: (supports[i].p, -estimates[i][0]))
     estimate = [float(from_scale(v, natural)) for v in estimates[worst]]
     return dict(n=min(n), p=supports[worst].p, p_against=min(1.0, len(against) * min(c.p for c in against)),
                 estimate=estimate[0], ci_low=estimate[1], ci_high=estimate[2], supports=supports, against=against,

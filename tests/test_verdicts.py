@@ -48,6 +48,21 @@ def test_a_direction_is_the_share_of_seeds_that_go_its_way():
         'verdict'] == 'inconclusive'  # 11/1024 = 0.0107 misses a cut-off of 0.01
 
 
+def test_the_weakest_step_is_the_least_supported_then_the_smallest():
+    """Every seed rises at every step (equal p): the estimate is the smallest step's, a factor of 1.1, not the first
+    step's 10; a step with a seed against it is the weakest whatever its size."""
+    first = by_seed(np.linspace(1, 2, 10))
+    rising = [first, first * 10, first * 11]
+    out = decide(claim('increasing', 3, scale='log', paired=True), rising, sensitivity=False, power=False)
+    assert out['estimate'] == pytest.approx(1.1) and out['p'] == pytest.approx(2 ** -10)
+    dipping = [first, first * 10, first * 11 * np.where(np.arange(10) == 0, 0.5, 1)]
+    out = decide(claim('increasing', 3, scale='log', paired=True), dipping, sensitivity=False, power=False)
+    assert out['estimate'] == pytest.approx(1.1) and out['p'] == pytest.approx(11 / 1024)
+    stalling = [first, first * 1.1 * np.where(np.arange(10) == 0, 0.5, 1), first * 12]
+    assert decide(claim('increasing', 3, scale='log', paired=True), stalling, sensitivity=False,
+                  power=False)['estimate'] == pytest.approx(1.1)
+
+
 def test_with_high_probability_means_more_than_four_seeds_in_five():
     """9 of 10: P(K >= 9 | 10, 0.8) = 0.376, not enough; 40 of 40 is: 0.8^40."""
     spec = claim('greater', 1, than=0.0, scale='raw', with_high_probability=True)
