@@ -3,4 +3,5 @@ torch nor pandas, so that the trainer (config.py, critic_store.py), the design (
 (workflow/rules/common.smk) share one definition."""
 
 ALGORITHMS = ('ppo', 'reinforce')
-CRITIC_FIELDS = ('critic_lr', 'critic_warmup_steps', 'critic_warmup_episodes_per_task')  # read besides the seed
+# what a critic's warm-up reads besides the seed: its substrate (tasks, episodes) and the critic's constants
+CRITIC_FIELDS = ('substrate', 'critic_lr', 'critic_warmup_steps', 'critic_warmup_episodes_per_task')

@@ -1,7 +1,7 @@
 """A warmed critic on disk: computed once per seed, loaded by every PPO run of that seed (a DAG node).
 
-The critic's warm-up (trainer.warm_critic) reads only the base agent, the seed and the critic's
-constants (agentrl.algorithms.CRITIC_FIELDS). The file records all three; loading it for a run whose
+The critic's warm-up (trainer.warm_critic) reads only the base agent, the seed, the substrate and the critic's
+constants (agentrl.algorithms.CRITIC_FIELDS). The file records them all; loading it for a run whose
 base agent, seed or constants differ raises a ValueError that names the difference.
 """
 from __future__ import annotations

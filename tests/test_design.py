@@ -98,6 +98,8 @@ def test_the_jobs_needs_follow_from_the_cells():
     assert runtime_minutes(dict(cells['baseline'], iterations=300)) == 14  # 3x (5 s + 300 x 64 x 5 passes x 2.7 ms)
     assert runtime_minutes(dict(cells['baseline'], iterations=300, substrate='larger')) == 58  # each pass 4.4x
     assert shared_critic(cells) == '{}\n'  # no critic constant set: TrainConfig's defaults
+    larger = expand_design(dict(DESIGN, baseline=dict(BASELINE, substrate='larger')))
+    assert shared_critic({n: c.values for n, c in larger.items()}) == '{"substrate": "larger"}\n'  # its tasks
     differing = dict(cells, **{'lam~0.95': dict(cells['lam~0.95'], critic_lr=3e-4)})
     with pytest.raises(DesignError, match=r"the PPO cells must share the critic's constants.*\n  baseline: \{\}\n"
                                           r'  lam~0.95: \{"critic_lr": 0.0003\}'):
