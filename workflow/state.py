@@ -99,14 +99,14 @@ def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[st
     the cell's values (its config file), whatever name the record gives them, so renamed cells rerun nothing; an
     experiment's by name. A record of another config, experiment or version is not reused."""
     found: dict[str, set[int]] = {}
-    experiments = set(experiments)
+    experiments, wanted = set(experiments), {name: recorded(cell.values) for name, cell in cells.items()}
     for row in rows:
         if row['numerics_version'] != numerics:
             continue
         if row['kind'] == 'train':
             config = recorded(json.loads(row['config'])) if row['config'] else {}
-            name = next((name for name, cell in cells.items()
-                         if all(config.get(k, MISSING) == v for k, v in recorded(cell.values).items())), None)
+            name = next((name for name, values in wanted.items()
+                         if all(config.get(k, MISSING) == v for k, v in values.items())), None)
         else:
             name = row['name'] if row['kind'] == 'experiment' and row['name'] in experiments else None
         if name is not None:
