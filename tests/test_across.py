@@ -1,9 +1,11 @@
 """One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
+import json
+
 import pandas as pd
 import pytest
 
-from analysis.substrates import across, class_counts, figure, main, read_ledgers
+from analysis.substrates import Judged, across, class_counts, figure, main, read_substrates
 
 ROWS = [  # id, part, group, source
     ('a', 'direction', 'chapter', 'T6 (8.3)'),
@@ -25,8 +27,12 @@ def ledgers() -> dict[str, pd.DataFrame]:
                                 for (i, p, g, s), v in zip(ROWS, verdicts)]) for name, verdicts in VERDICTS.items()}
 
 
+def judged() -> dict[str, Judged]:
+    return {name: Judged(frame, 'done') for name, frame in ledgers().items()}
+
+
 def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
-    table = across(ledgers()).set_index('id')
+    table = across(judged()).set_index('id')
     assert list(table.index) == ['a', 'b', 'c', 'd']  # a finding has no verdict; a size claim's direction folds in
     assert list(table.loc['b', ['direction: tinyagent', 'size: tinyagent', 'size: larger']]) == ['holds', 'holds',
                                                                                                 'fails']
@@ -44,27 +50,59 @@ def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
 
 
 def test_the_figure_draws_claims_against_substrates(tmp_path):
-    paths = figure(across(ledgers()), list(VERDICTS), tmp_path / 'substrates')
+    paths = figure(across(judged()), list(VERDICTS), tmp_path / 'substrates')
     assert sorted(p.name for p in paths) == ['substrates.png', 'substrates.svg']
     assert paths[0].stat().st_size > 1000
 
 
-def test_the_verb_reads_each_substrates_ledger_and_writes_the_table_and_figure(tmp_path):
-    for name, frame in ledgers().items():
-        (tmp_path / name / 'tables').mkdir(parents=True)
-        frame.to_csv(tmp_path / name / 'tables' / 'claims.csv', index=False)
-    specs = [f'{name}={tmp_path / name}' for name in VERDICTS]
-    assert main([*specs, '--out', str(tmp_path / 'out')]) == 0
+def test_a_substrate_without_a_look_is_untested_and_keeps_its_claims_open():
+    partial = dict(judged(), longer=Judged(None, 'no look yet'))
+    table = across(partial).set_index('id')
+    assert list(table['direction: longer']) == ['untested'] * 4
+    assert list(table['size: longer'].fillna('')) == ['', 'untested', '', '']  # only where a size is stated
+    assert table.loc['a', 'direction holds on'] == '2 of 3' and table.loc['a', 'direction class'] == 'open'
+    assert table.loc['b', 'size class'] == 'substrate-dependent'  # holds on one, fails on another: decided anyway
+    assert table.loc['c', 'direction class'] == 'open'
+
+
+def design(tmp_path, name: str) -> str:
+    """A design of substrate `name` (the default design's, results in tmp_path/name), as config/substrates/ has."""
+    path = tmp_path / f'{name}.yaml'
+    path.write_text(f'extends: config/config.yaml\nresults_dir: {tmp_path / name}\nbaseline:\n  substrate: {name}\n')
+    return str(path)
+
+
+def records(folder, runs: int, stage: int | None) -> None:
+    (folder / 'records').mkdir(parents=True)
+    pd.DataFrame({'seed': range(runs)}).to_parquet(folder / 'records' / 'runs.parquet')
+    (folder / 'records' / 'aggregate.json').write_text(json.dumps(dict(stage=stage)))
+
+
+def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_and_figure(tmp_path):
+    frame = ledgers()['tinyagent']
+    (tmp_path / 'tinyagent' / 'tables').mkdir(parents=True)
+    frame.to_csv(tmp_path / 'tinyagent' / 'tables' / 'claims.csv', index=False)
+    records(tmp_path / 'tinyagent', 500, 2)
+    (tmp_path / 'tinyagent' / 'stages').mkdir()
+    (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
+    records(tmp_path / 'longer', 74, None)
+    designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
+    assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
     table = pd.read_csv(tmp_path / 'out' / 'tables' / 'substrates.csv', keep_default_na=False)
-    assert list(table['id']) == ['a', 'b', 'c', 'd'] and list(table['size class']) == ['', 'substrate-dependent', '', '']
+    assert list(table['id']) == ['a', 'b', 'c', 'd'] and list(table['size class']) == ['', 'open', '', '']
+    assert list(table['direction: larger']) == ['untested'] * 4
     markdown = (tmp_path / 'out' / 'tables' / 'substrates.md').read_text()
-    assert markdown.startswith('Claims on 3 substrates (tinyagent, larger, longer)')
-    assert '| direction | 2 | 0 | 1 | 1 |' in markdown
+    assert markdown.startswith('Claims on 3 substrates (tinyagent, longer, larger)')
+    assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs |' in markdown
+    assert '| longer | no look yet: 74 runs in its records |' in markdown and '| larger | not run |' in markdown
+    assert '| direction | 0 | 0 | 0 | 4 |' in markdown
     assert (tmp_path / 'out' / 'figures' / 'substrates.png').stat().st_size > 1000
 
 
-def test_a_substrate_without_a_ledger_or_a_malformed_spec_is_named():
-    with pytest.raises(ValueError, match="'larger': expected NAME=DIR"):
-        read_ledgers(['larger'])
-    with pytest.raises(ValueError, match='nowhere/tables/claims.csv does not exist: larger has no published ledger'):
-        read_ledgers(['larger=nowhere'])
+def test_two_designs_of_one_substrate_or_no_ledger_anywhere_are_named(tmp_path, capsys):
+    with pytest.raises(ValueError, match="substrate 'longer' is already the substrate of another design given"):
+        read_substrates([design(tmp_path, 'longer'), design(tmp_path, 'longer')])
+    with pytest.raises(SystemExit):
+        main([design(tmp_path, 'larger'), '--out', str(tmp_path / 'out')])
+    assert "no ledger on any substrate (larger): nothing to line up" in capsys.readouterr().err
+    assert not (tmp_path / 'out').exists()
