@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+from scipy import stats
 from workflow.plan import SeedPlan, seed_plan
 
 from .chapter import Context
@@ -108,6 +109,14 @@ def mixtures(claims: int = 100) -> tuple[Mixture, ...]:
     return Mixture('global null', (0.0,) * claims, 0.0), Mixture('mixture', mixed, 0.25)
 
 
+def pilot_mixture(own: dict[str, np.ndarray]) -> Mixture:
+    """The second criterion's pilot (registered 2026-12-02 07:52 UTC, results/measurements.md): one claim per claim's
+    own values (own_values), effect Phi^-1(q) for q the share of its n seeds above 0, clipped to [1/(2n), 1 - 1/(2n)];
+    seed-to-seed sd 1, smallest effect 0.25."""
+    shares = [np.clip((v > 0).mean(), 0.5 / len(v), 1 - 0.5 / len(v)) for v in own.values()]
+    return Mixture('pilot', tuple(float(x) for x in stats.norm.ppf(shares)), 0.25)
+
+
 def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
                futility: float) -> tuple[np.ndarray, np.ndarray]:
     """values [claims, seeds]: each claim's verdict (1 reproduced, -1 contradicted, 0 none) and seeds used, with
@@ -187,6 +196,8 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
 
 
 # --- choosing a design by one registered criterion (registered 2026-12-02 00:07 UTC, before its table was computed) ---
+# (The second criterion, for substrates 2 and 3, registered 2026-12-02 07:52 UTC: the same, the cost judged on the
+# pilot mixture, pilot_mixture(), instead of the synthetic mixture.)
 # Among sequential designs (initial, step, max 40, gamma, futility), the best has the fewest expected job-seconds per
 # decided claim on the synthetic mixture ledger, among those whose simulated false discovery rate is not above alpha
 # beyond Monte Carlo error (mean - 2 SE <= alpha) under the global null and the mixture, and whose every look can
@@ -211,13 +222,16 @@ def design_cost(seeds: np.ndarray, looks: list[int]) -> float:
     return float(per_source.sum() * RUN_SECONDS + (looks.index(int(seeds.max())) + 1) * LOOK_SECONDS)
 
 
-def design_row(spec: dict, ledgers: int, seed: int = 0) -> dict:
-    """One design's operating characteristics over `ledgers` synthetic ledgers of each scenario (mixtures())."""
+def design_row(spec: dict, ledgers: int, seed: int = 0, pilot: Mixture | None = None) -> dict:
+    """One design's operating characteristics over `ledgers` synthetic ledgers of each scenario (mixtures()): the
+    false discovery rates, and the claims decided and job-seconds on the mixture, or on `pilot` when given."""
     plan = seed_plan({'seeds': spec})
     looks = list(plan.looks)
     levels = look_levels(looks, plan.max_seeds, ALPHA, plan.gamma)
     row = dict(spec, every_look_decides=every_look_decides(looks, levels))
-    for mixture in mixtures():
+    scenarios = mixtures()
+    priced = pilot or scenarios[1]  # the ledger the cost is judged on
+    for mixture in (*scenarios, *([pilot] if pilot else [])):
         rng = np.random.default_rng(seed)
         fdp, decided, cost = [], [], []
         for _ in range(ledgers):
@@ -226,19 +240,22 @@ def design_row(spec: dict, ledgers: int, seed: int = 0) -> dict:
             fdp.append(false_share(false_verdicts(verdict, mixture), verdict))
             decided.append(int((verdict != 0).sum()))
             cost.append(design_cost(seeds, looks))
-        key = 'null' if mixture.smallest == 0 else 'mixture'
-        row.update({f'fdr_{key}': float(np.mean(fdp)),
-                    f'fdr_{key}_se': float(np.std(fdp, ddof=1) / math.sqrt(ledgers))})  # as ledger_characteristics
-        if key == 'mixture':
+        if mixture is not pilot:
+            key = 'null' if mixture.smallest == 0 else 'mixture'
+            row.update({f'fdr_{key}': float(np.mean(fdp)),
+                        f'fdr_{key}_se': float(np.std(fdp, ddof=1) / math.sqrt(ledgers))})  # as ledger_characteristics
+        if mixture is priced:
             row.update(decided=float(np.mean(decided)), job_seconds=float(np.mean(cost)),
                        per_decided=float(np.mean(cost) / max(np.mean(decided), 1e-9)))
     return row
 
 
-def design_table(specs: list[dict], ledgers: int, seed: int = 0, jobs: int = 1) -> pd.DataFrame:
-    """design_row for each design (in `jobs` processes), and the criterion's choice marked (column chosen)."""
+def design_table(specs: list[dict], ledgers: int, seed: int = 0, jobs: int = 1,
+                 pilot: Mixture | None = None) -> pd.DataFrame:
+    """design_row for each design (in `jobs` processes), and the criterion's choice marked (column chosen): the
+    first criterion's (cost on the mixture) or, with `pilot`, the second's (cost on the pilot mixture)."""
     with ProcessPoolExecutor(jobs) as pool:
-        rows = list(pool.map(design_row, specs, [ledgers] * len(specs), [seed] * len(specs)))
+        rows = list(pool.map(design_row, specs, [ledgers] * len(specs), [seed] * len(specs), [pilot] * len(specs)))
     table = pd.DataFrame(rows)
     eligible = table['every_look_decides'] & (table['fdr_null'] - 2 * table['fdr_null_se'] <= ALPHA) & (
         table['fdr_mixture'] - 2 * table['fdr_mixture_se'] <= ALPHA)
@@ -273,12 +290,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--designs', action='store_true',
                         help='only the registered criterion\'s table over DESIGNS (synthetic ledgers, no records)')
     parser.add_argument('--jobs', type=int, default=1, help='processes for --designs')
+    parser.add_argument('--pilot', action='store_true',
+                        help="with --designs: the second criterion, cost on the pilot mixture from --records' claims")
     args = parser.parse_args(argv)
+    ctx = Context.build(load_records(args.records)) if args.pilot or not args.designs else None
     if args.designs:
-        print(f'## Designs by job-seconds per decided claim ({args.ledgers} synthetic ledgers per scenario)\n')
-        print(to_markdown(design_table(DESIGNS, args.ledgers, args.seed, args.jobs)))
+        pilot = pilot_mixture(own_values(ctx, load_claims(chapter=ctx.chapter))) if args.pilot else None
+        print(f'## Designs by job-seconds per decided claim ({args.ledgers} synthetic ledgers per scenario'
+              f'{f"; cost on the pilot of {len(pilot.effects)} claims" if pilot else ""})\n')
+        print(to_markdown(design_table(DESIGNS, args.ledgers, args.seed, args.jobs, pilot)))
         return 0
-    ctx = Context.build(load_records(args.records))
     table = calibration(args.reps, args.seed, own_values(ctx, load_claims(chapter=ctx.chapter)))
     print(f'looks at {LOOKS} of {MAX_SEEDS} seeds; levels ' + ', '.join(f'{v:.3g}' for v in look_levels(LOOKS,
                                                                                                       MAX_SEEDS)))

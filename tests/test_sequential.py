@@ -18,7 +18,7 @@ from analysis.verdicts import is_unpaired, smallest_p
 from workflow.plan import seed_plan
 from analysis.simulation import (DESIGNS, FAMILIES, LOOK_SECONDS, LOOKS, MAX_SEEDS, PROMISE, RUN_SECONDS, Mixture,
                                  calibration, design_cost, design_table, every_look_decides, false_rates,
-                                 ledger_characteristics, mixtures, run_ledger)
+                                 ledger_characteristics, mixtures, pilot_mixture, run_ledger)
 from analysis.stats import exceed_p
 
 ALPHA = 0.05
@@ -254,3 +254,23 @@ def test_the_design_criterion_prices_decided_claims_and_picks_only_among_eligibl
                                                                                            (10, 5, -4.0)]
     assert {'fdr_null', 'fdr_mixture', 'decided', 'job_seconds', 'per_decided', 'chosen'} <= set(table)
     assert table['chosen'].sum() <= 1 and not (table['chosen'] & ~table['every_look_decides']).any()
+
+
+def test_the_pilot_mixture_takes_each_claims_share_of_seeds_above_zero_and_prices_the_designs_on_it():
+    own = {'all-above': np.arange(1.0, 13.0), 'half': np.r_[-np.ones(6), np.ones(6)], 'below': -np.ones(40)}
+    pilot = pilot_mixture(own)
+    # q clipped to [1/(2n), 1 - 1/(2n)]: Phi^-1(1 - 1/24), Phi^-1(1/2), Phi^-1(1/80)
+    assert pilot.effects == pytest.approx((1.7317, 0.0, -2.2414), abs=1e-4) and pilot.smallest == 0.25
+    strong = Mixture('pilot', (3.0,) * 91, 0.25)  # priced on the pilot: all 91 claims decided, far from the mixture's
+    table = design_table([dict(initial=12, step=10, max=40, gamma=-6.0, futility=0.1)], 2, pilot=strong)
+    assert table.loc[0, 'decided'] == 91 and table.loc[0, 'fdr_mixture'] < 0.05
+
+
+def test_bh_over_the_family_decides_a_first_look_of_strong_claims_only_where_the_spending_allows():
+    """60 claims with every seed above 0 (p 2^-12 at 12 seeds) and 31 at exactly half: BH over 182 p-values needs
+    k / 182 * level >= 2^-12; gamma -6 spends 0.00063 at the first look (k >= 71: none decided), gamma -2 0.0064."""
+    values = np.r_[np.ones((60, 40)), np.tile([1.0, -1.0], (31, 20))]
+    looks = [12, 22, 32, 40]
+    for gamma, first in ((-2.0, 12), (-6.0, 22)):
+        verdict, seeds = run_ledger(values, 0.25, looks, look_levels(looks, 40, gamma=gamma), 0.1)
+        assert (verdict[:60] == 1).all() and (seeds[:60] == first).all()
