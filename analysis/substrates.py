@@ -10,8 +10,8 @@ judges every claim's direction and size apart; this module lines them up per cla
 A size claim's direction is its derived `-direction` row (analysis.claims.direction_claim): it is reported on the
 size claim's line. Findings and checks are left out (no verdict on a direction or size).
 
-    python -m analysis.substrates --out results config/config.yaml config/substrates/longer.yaml \
-        config/substrates/larger.yaml
+    python -m analysis.substrates --out results config/config.yaml config/substrates/larger.yaml \
+        config/substrates/longer.yaml
 
 reads each design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its
 first look), says how far each design got, and writes tables/substrates.csv and .md (the designs' progress and the
@@ -116,6 +116,13 @@ def class_counts(table: pd.DataFrame) -> pd.DataFrame:
                          for part in PARTS}).T
 
 
+def outcome_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
+    """Per substrate (rows), how many claims of each outcome, direction and size apart (columns `<part>: <outcome>`)."""
+    kinds = ('holds', 'fails', 'open', UNTESTED)
+    return pd.DataFrame([{'substrate': name, **{f'{part}: {kind}': int((table[f'{part}: {name}'] == kind).sum())
+                                                for part in PARTS for kind in kinds}} for name in substrates])
+
+
 def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]:
     """Claims (rows, by chapter section) against substrates (columns), one panel per part, each cell coloured by
     its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white); written as
@@ -173,12 +180,15 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
 
 def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     """The ledger across substrates under out: tables/substrates.csv (one row per claim), tables/substrates.md (each
-    design's progress, the classes' counts, then the rows), figures/substrates.svg/.png."""
+    design's progress, the classes' counts, each substrate's outcomes' counts, then the rows),
+    figures/substrates.svg/.png."""
     out, table = Path(out), across(judged)
     counts = class_counts(table).rename_axis('part').reset_index()
     designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()]})
     markdown = (f'Claims on {len(judged)} substrates ({", ".join(judged)})\n\n{to_markdown(designs)}\n'
-                f'How many of each class\n\n{to_markdown(counts)}\nEach claim\n\n{to_markdown(table.fillna(""))}')
+                f'How many of each class\n\n{to_markdown(counts)}\n'
+                f'Per substrate, how many of each outcome\n\n{to_markdown(outcome_counts(table, list(judged)))}\n'
+                f'Each claim\n\n{to_markdown(table.fillna(""))}')
     return [write_text(out / 'tables' / 'substrates.csv', table.to_csv(index=False)),
             write_text(out / 'tables' / 'substrates.md', markdown),
             *figure(table, list(judged), out / 'figures' / 'substrates')]

@@ -96,6 +96,8 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs |' in markdown
     assert '| longer | no look yet: 74 runs in its records |' in markdown and '| larger | not run |' in markdown
     assert '| direction | 0 | 0 | 0 | 4 |' in markdown
+    assert '| tinyagent | 3 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown  # direction: holds, fails, open, untested
+    assert '| larger | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
     assert (tmp_path / 'out' / 'figures' / 'substrates.png').stat().st_size > 1000
 
 

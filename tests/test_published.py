@@ -24,6 +24,7 @@ from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, envir
 
 from analysis.claims import count_table
 from analysis.records import load_records, run_table
+from analysis.substrates import across, read_substrates
 from analysis.text import to_markdown
 from workflow.design import expand_design
 from workflow.plan import seed_plan
@@ -320,3 +321,19 @@ def test_the_readmes_state_the_published_ledgers_counts():
     rows = count_table(ledger).set_index('claims')['count']
     assert rows["the chapter's, all"] == rows['the headline: encoded before their verdict'] + rows[
         'encoded again after a published verdict (counted apart)']
+
+
+SUBSTRATE_DESIGNS = [REPO / 'config' / 'config.yaml', *sorted((REPO / 'config' / 'substrates').glob('*.yaml'))]
+
+
+def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers_and_the_readme_leads_with_it(
+        monkeypatch):
+    """results/tables/substrates.csv is what analysis.substrates makes from every design's published ledger and
+    records today, and README.md states its progress, class and outcome tables (tables/substrates.md)."""
+    monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
+    judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
+    published = pd.read_csv(REPO / 'results' / 'tables' / 'substrates.csv', keep_default_na=False)
+    pd.testing.assert_frame_equal(published, across(judged).fillna(''), check_dtype=False)
+    tables = (REPO / 'results' / 'tables' / 'substrates.md').read_text().split('Each claim')[0]
+    blocks = [block for block in tables.split('\n\n') if block.startswith('|')]
+    assert len(blocks) == 3 and all(block.strip() in (REPO / 'README.md').read_text() for block in blocks)
