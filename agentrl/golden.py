@@ -22,14 +22,13 @@ import tempfile
 from pathlib import Path
 
 from .files import write_text
-from .numerics import NUMERICS_VERSION
+from .numerics import NUMERICS_VERSION, TIMING
 
 GOLDEN_FILE = Path(__file__).with_name('numerics_golden.json')
 # the test design's PPO cell (config/test.yaml): critic warm-up, sampling, two epochs of two minibatches, evaluation
 CONFIG = dict(algorithm='ppo', iterations=2, episodes_per_iteration=16, epochs=2, minibatches=2,
               critic_warmup_steps=5, critic_warmup_episodes_per_task=2, eval_episodes_per_task=2)
 SEED = 0
-TIMING = {'wall_s', 'sample_s'}  # wall-time fields and metrics: differ between any two runs
 
 
 def comparable_run(path: Path) -> dict:

@@ -50,6 +50,7 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     NUMERICS_VERSION: f'{GUARANTEE} (MKL\'s COMPATIBLE branch)',
 }
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
+TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
 
 
 class NumericsError(RuntimeError):
@@ -117,9 +118,16 @@ def cpuinfo(field: str) -> str | None:
 
 
 def this_cpu() -> Cpu:
-    """This machine's CPU (/proc/cpuinfo on Linux; elsewhere what the platform module says, without flags)."""
-    return Cpu(machine=platform.machine(), model=cpuinfo('model name') or platform.processor() or platform.machine(),
-               vendor=cpuinfo('vendor_id') or 'unknown vendor', flags=frozenset((cpuinfo('flags') or '').split()))
+    """This machine's CPU (/proc/cpuinfo on Linux; elsewhere what the platform module says, without flags). Its model
+    names the family, model and stepping where /proc/cpuinfo gives them ('AMD EPYC (family 25, model 1, stepping
+    1)'): a virtual machine's model name alone ('AMD EPYC') does not tell two CPU generations apart."""
+    name = cpuinfo('model name') or platform.processor() or platform.machine()
+    numbers = [(label, cpuinfo(field)) for label, field in (('family', 'cpu family'), ('model', 'model'),
+                                                              ('stepping', 'stepping'))]
+    if all(value for _, value in numbers):
+        name += ' (' + ', '.join(f'{label} {value}' for label, value in numbers) + ')'
+    return Cpu(machine=platform.machine(), model=name, vendor=cpuinfo('vendor_id') or 'unknown vendor',
+               flags=frozenset((cpuinfo('flags') or '').split()))
 
 
 def outside_guarantee() -> str | None:

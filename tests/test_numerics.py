@@ -120,6 +120,16 @@ def test_provenance_names_the_cpu_dispatch_and_settings():
     assert meta['guarantee'] == numerics.GUARANTEE
 
 
+@pytest.mark.parametrize('fields, model', [
+    ({'model name': 'AMD EPYC', 'cpu family': '25', 'model': '1', 'stepping': '1'},
+     'AMD EPYC (family 25, model 1, stepping 1)'),  # two generations share a virtual machine's model name
+    ({'model name': 'Intel(R) Xeon(R) Processor'}, 'Intel(R) Xeon(R) Processor'),  # no numbers: the name alone
+])
+def test_the_cpu_is_named_by_its_family_model_and_stepping_where_the_system_gives_them(monkeypatch, fields, model):
+    monkeypatch.setattr(numerics, 'cpuinfo', fields.get)
+    assert numerics.this_cpu().model == model
+
+
 @pytest.mark.parametrize('imports, applied', [
     ('import analysis.__main__, analysis.report, analysis.simulation, workflow.state', False),  # no torch: untouched
     ('import agentrl, agentrl.files', False),
