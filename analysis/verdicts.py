@@ -18,6 +18,7 @@ logit (rates). The scale sets the band's shape and the smallest effect; a sign i
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -110,6 +111,22 @@ def paired_frame(samples: list[pd.Series]) -> pd.DataFrame:
 
 # --- exact tests on counts of seeds ------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def count_p(count: int, n: int, share: float) -> float:
+    """Count(count, n, share).p, computed once per arguments (a ledger's simulations ask for few distinct ones)."""
+    return float(exceed_p(count, n, share))
+
+
+@functools.lru_cache(maxsize=None)
+def count_chance(count: int, n: int, share: float, seeds: int, level: float) -> float:
+    """Count(count, n, share).chance(seeds, level), computed once per arguments."""
+    if seeds <= n:
+        return float(count_p(count, n, share) <= level)
+    more = np.arange(seeds - n + 1)
+    passes = exceed_p(count + more, seeds, share) <= level
+    return float(stats.binom.pmf(more, seeds - n, count / n)[passes].sum())
+
+
 @dataclass(frozen=True)
 class Count:
     """One exact binomial test: `count` of n seeds lie on the side a verdict needs, each with probability `share`
@@ -120,15 +137,11 @@ class Count:
 
     @property
     def p(self) -> float:
-        return float(exceed_p(self.count, self.n, self.share))
+        return count_p(self.count, self.n, self.share)
 
     def chance(self, seeds: int, level: float) -> float:
         """P(the test passes at `seeds` seeds, at level) when the further seeds succeed at the observed rate."""
-        if seeds <= self.n:
-            return float(self.p <= level)
-        more = np.arange(seeds - self.n + 1)
-        passes = exceed_p(self.count + more, seeds, self.share) <= level
-        return float(stats.binom.pmf(more, seeds - self.n, self.count / self.n)[passes].sum())
+        return count_chance(self.count, self.n, self.share, seeds, level)
 
     def seeds(self, level: float, power: float) -> tuple[float, float, float]:
         """Seeds a fixed design needs for `power` at the observed share, and at the ends of its 95% CI."""
