@@ -10,12 +10,11 @@ judges every claim's direction and size apart; this module lines them up per cla
 A size claim's direction is its derived `-direction` row (analysis.claims.direction_claim): it is reported on the
 size claim's line. Findings and checks are left out (no verdict on a direction or size).
 
-    python -m analysis.substrates --out results config/config.yaml config/substrates/larger.yaml \
-        config/substrates/longer.yaml
+    python -m analysis.substrates config/config.yaml config/substrates/larger.yaml config/substrates/longer.yaml
 
 reads each design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its
-first look), says how far each design got, and writes tables/substrates.csv and .md (the designs' progress and the
-classes' counts first) and figures/substrates.svg and .png under --out.
+first look), says how far each design got, and writes substrates.csv and .md (the designs' progress and the classes'
+counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables).
 """
 from __future__ import annotations
 
@@ -179,9 +178,8 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
 
 
 def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
-    """The ledger across substrates under out: tables/substrates.csv (one row per claim), tables/substrates.md (each
-    design's progress, the classes' counts, each substrate's outcomes' counts, then the rows),
-    figures/substrates.svg/.png."""
+    """The ledger across substrates in out: substrates.csv (one row per claim), substrates.md (each design's progress,
+    the classes' counts, each substrate's outcomes' counts, then the rows), substrates.svg/.png."""
     out, table = Path(out), across(judged)
     counts = class_counts(table).rename_axis('part').reset_index()
     designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()]})
@@ -189,16 +187,15 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
                 f'How many of each class\n\n{to_markdown(counts)}\n'
                 f'Per substrate, how many of each outcome\n\n{to_markdown(outcome_counts(table, list(judged)))}\n'
                 f'Each claim\n\n{to_markdown(table.fillna(""))}')
-    return [write_text(out / 'tables' / 'substrates.csv', table.to_csv(index=False)),
-            write_text(out / 'tables' / 'substrates.md', markdown),
-            *figure(table, list(judged), out / 'figures' / 'substrates')]
+    return [write_text(out / 'substrates.csv', table.to_csv(index=False)), write_text(out / 'substrates.md', markdown),
+            *figure(table, list(judged), out / 'substrates')]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m analysis.substrates', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('designs', nargs='+', metavar='DESIGN', help='a design file, one per substrate')
-    parser.add_argument('--out', default='results', help='where the tables and the figure go (default: %(default)s)')
+    parser.add_argument('--out', default='results/across', help='where the tables and the figure go (default: %(default)s)')
     args = parser.parse_args(argv)
     try:
         judged = read_substrates(args.designs)

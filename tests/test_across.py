@@ -88,17 +88,17 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     records(tmp_path / 'longer', 74, None)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
-    table = pd.read_csv(tmp_path / 'out' / 'tables' / 'substrates.csv', keep_default_na=False)
+    table = pd.read_csv(tmp_path / 'out' / 'substrates.csv', keep_default_na=False)
     assert list(table['id']) == ['a', 'b', 'c', 'd'] and list(table['size class']) == ['', 'open', '', '']
     assert list(table['direction: larger']) == ['untested'] * 4
-    markdown = (tmp_path / 'out' / 'tables' / 'substrates.md').read_text()
+    markdown = (tmp_path / 'out' / 'substrates.md').read_text()
     assert markdown.startswith('Claims on 3 substrates (tinyagent, longer, larger)')
     assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs |' in markdown
     assert '| longer | no look yet: 74 runs in its records |' in markdown and '| larger | not run |' in markdown
     assert '| direction | 0 | 0 | 0 | 4 |' in markdown
     assert '| tinyagent | 3 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown  # direction: holds, fails, open, untested
     assert '| larger | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
-    assert (tmp_path / 'out' / 'figures' / 'substrates.png').stat().st_size > 1000
+    assert (tmp_path / 'out' / 'substrates.png').stat().st_size > 1000
 
 
 def test_two_designs_of_one_substrate_or_no_ledger_anywhere_are_named(tmp_path, capsys):

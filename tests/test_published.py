@@ -332,8 +332,8 @@ def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers
     records today, and README.md states its progress, class and outcome tables (tables/substrates.md)."""
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
     judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
-    published = pd.read_csv(REPO / 'results' / 'tables' / 'substrates.csv', keep_default_na=False)
+    published = pd.read_csv(REPO / 'results' / 'across' / 'substrates.csv', keep_default_na=False)
     pd.testing.assert_frame_equal(published, across(judged).fillna(''), check_dtype=False)
-    tables = (REPO / 'results' / 'tables' / 'substrates.md').read_text().split('Each claim')[0]
+    tables = (REPO / 'results' / 'across' / 'substrates.md').read_text().split('Each claim')[0]
     blocks = [block for block in tables.split('\n\n') if block.startswith('|')]
     assert len(blocks) == 3 and all(block.strip() in (REPO / 'README.md').read_text() for block in blocks)
