@@ -8,11 +8,14 @@ import pandas as pd
 
 MISSING = '–'
 MARKDOWN_DIGITS = 4
+SETTLED = 12  # significant digits a float keeps before it is shown: CPUs differ beyond them
 
 
 def number(value, digits: int = 4, missing: str = MISSING) -> str:
     """A number as text: floats with `digits` significant digits ('%g', -0 as 0), integers in full;
-    None, NaN and pd.NA as `missing`; anything else as str()."""
+    None, NaN and pd.NA as `missing`; anything else as str(). A float is first rounded to SETTLED digits, so that
+    the last bits of a libm or SIMD routine, which differ between CPUs (5.375 against 5.374999999999999), do not
+    decide the digit shown."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return missing
     if isinstance(value, (bool, str)):
@@ -20,7 +23,7 @@ def number(value, digits: int = 4, missing: str = MISSING) -> str:
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
-        return f'{float(value) + 0.0:.{digits}g}' if value else '0'
+        return f'{float(f"{float(value):.{SETTLED}g}") + 0.0:.{digits}g}' if value else '0'
     return str(value)
 
 

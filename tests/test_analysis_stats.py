@@ -171,6 +171,8 @@ def test_number_format_is_fixed():
     assert [number(v) for v in (0.123456, -0.0, 12345678.0, 3, np.int64(4), math.nan, None, pd.NA, 'x')] == [
         '0.1235', '0', '1.235e+07', '3', '4', '–', '–', '–', 'x']
     assert number(math.nan, missing='') == '' and number(1 / 3, 6) == '0.333333'
+    # a band edge that is 5.375 on one CPU and one ulp below it on another shows the same digits on both
+    assert number(5.375, 3) == number(np.nextafter(5.375, 0), 3) == number(np.nextafter(5.375, 9), 3) == '5.38'
 
 
 def test_exceed_p_is_scipys_quantile_test_with_ties_against_the_claim():
