@@ -30,6 +30,7 @@ from matplotlib.colors import ListedColormap
 from agentrl.files import write_text
 from workflow.design import load_design, substrate_of
 from workflow.plan import seed_plan
+from workflow.state import record_rows
 
 from .claims import DIRECTION_SUFFIX
 from .figures import panels, save, style
@@ -148,10 +149,10 @@ def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]
 
 
 def progress(design: dict, folder: Path, ledger: bool) -> str:
-    """How far a design got, from its results folder: its runs (records/runs.parquet) and its last look (the
-    ledger's stage, aggregate.json; its look file's `next` is empty when the design is done)."""
+    """How far a design got, from its results folder: its runs (its records, verified: workflow.state.record_rows)
+    and its last look (the ledger's stage, aggregate.json; its look file's `next` is empty when the design is done)."""
     records = folder / 'records'
-    runs = len(pd.read_parquet(records / 'runs.parquet', columns=['seed'])) if records.is_dir() else 0
+    runs = len(record_rows(records))
     if not ledger:
         return f'no look yet: {runs} runs in its records' if runs else 'not run'
     plan, stage = seed_plan(design), json.loads((records / 'aggregate.json').read_text())['stage']

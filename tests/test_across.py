@@ -5,6 +5,8 @@ import json
 import pandas as pd
 import pytest
 
+from agentrl.files import with_manifest, write_folder
+from analysis.records import parquet_bytes
 from analysis.substrates import Judged, across, class_counts, figure, main, read_substrates
 
 ROWS = [  # id, part, group, source
@@ -73,9 +75,10 @@ def design(tmp_path, name: str) -> str:
 
 
 def records(folder, runs: int, stage: int | None) -> None:
-    (folder / 'records').mkdir(parents=True)
-    pd.DataFrame({'seed': range(runs)}).to_parquet(folder / 'records' / 'runs.parquet')
-    (folder / 'records' / 'aggregate.json').write_text(json.dumps(dict(stage=stage)))
+    """A records folder of `runs` runs whose aggregation stopped at `stage`, with its manifest (as published)."""
+    frame = pd.DataFrame({'kind': 'train', 'name': 'baseline', 'seed': range(runs)})
+    write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame),
+                                                    'aggregate.json': json.dumps(dict(stage=stage)).encode()}))
 
 
 def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_and_figure(tmp_path):
