@@ -49,9 +49,11 @@ def tasks_fixed_by(action: str, tasks: list[Task]) -> list[str]:
 
 
 def task_set_statistics(tasks: list[Task]) -> dict:
-    """Distinct repair actions, the most tasks one of them solves, and the bug lines and kinds."""
-    fixes = sorted({task.fix for task in tasks})
-    return dict(distinct_repairs=len(fixes),
+    """Bugs per task, distinct repair actions, the most tasks one of them solves alone, and the bug lines and kinds,
+    over every bug of every task."""
+    fixes = sorted({fix for task in tasks for fix in task.fixes})
+    return dict(bugs_per_task=sorted({len(task.bugs) for task in tasks}),
+                distinct_repairs=len(fixes),
                 most_fixed_by_one_repair=max(len(tasks_fixed_by(fix, tasks)) for fix in fixes),
-                bug_lines=sorted({task.bug_line for task in tasks}),
-                bug_kinds=sorted({repair_kind(task) for task in tasks}))
+                bug_lines=sorted({line for task in tasks for line, _, _ in task.bugs}),
+                bug_kinds=sorted({edit_kind(right) for task in tasks for _, right, _ in task.bugs}))

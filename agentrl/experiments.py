@@ -33,7 +33,8 @@ REINFORCE_LR, REINFORCE_EPISODES = 2e-3, 64  # Chapter 6's REINFORCE, as the lis
 PPO_LR = TrainConfig.lr  # the trainer's default, the chapter's
 UPDATES = (0, 1, 3, 10, 30)  # T1: REINFORCE updates between pi_old and pi_theta
 SURROGATE_UPDATES = (1, 3, 10)  # T3
-LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode
+LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode, [lo, hi); the last [16, 64], up to the
+# longest cap of any substrate
 T4_RATIOS, T5_RATIOS = (0.5, 0.79, 1.0, 1.1, 1.3, 2.0), (2.0, 5.0, 20.0)
 TRUST_REGION_EPISODES, TRUST_REGION_STEPS = 64, 40  # T6
 MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, BUG_STEPS, BUG_EPISODES = 16, 4, 8, 64  # T10, T12
@@ -107,6 +108,12 @@ def loglog_slope(x: list[float], y: list[float]) -> float:
     return statistics.linear_regression(*zip(*pairs)).slope
 
 
+def in_length_bucket(lengths: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+    """[B] bool: policy tokens per episode [B] in T2's bucket [lo, hi), the last bucket closed at its top."""
+    below_top = lengths <= hi if (lo, hi) == LENGTH_BUCKETS[-1] else lengths < hi
+    return (lengths >= lo) & below_top
+
+
 @torch.no_grad()
 def mean_token_kl(model: TinyAgent, batch: dict, old_logp: torch.Tensor) -> float:
     """KL(pi_old || model) on the batch's policy tokens, the k3 estimate averaged per token."""
@@ -127,7 +134,7 @@ def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int, substrate_nam
     lengths = batch['action_mask'].sum(-1)  # [B] policy tokens per episode
     spread = {}
     for lo, hi in LENGTH_BUCKETS:
-        rows = (lengths >= lo) & (lengths < hi)
+        rows = in_length_bucket(lengths, lo, hi)
         spread[lo, hi] = dict(episodes=rows.sum().item(),
                               mean_tokens=lengths[rows].float().mean().item() if rows.any() else math.nan,
                               sd_log_w_k3=_std(log_w[3][rows]), sd_log_w_k10=_std(log_w[10][rows]))

@@ -24,7 +24,8 @@ RATES = PASS_RATES + ('final_batch_reward', 'fresh_pass', 'snis_estimate', 'ess_
                       'clip_frac_high', 'clip_frac_low', 'clip_frac_dual', 'clip_frac_positive', 'clip_frac_negative',
                       'outside_band', 'above_1_2', 'epochs_used_2_3', *REWARD_BLOCKS)
 RANGES = {metric: (0.0, 1.0) for metric in RATES}  # a metric's range: intervals never leave it
-LENGTHS = {'tokens=0-8': (0, 8), 'tokens=16-64': (16, 64)}  # Figure 8.1's short and long episodes (policy tokens)
+# Figure 8.1's short and long episodes: policy tokens in [0, 8) and in [16, 64] (T2's buckets)
+LENGTHS = {'tokens=0-8': (0, 8, 'left'), 'tokens=16-64': (16, 64, 'both')}
 
 
 def _long(frame: pd.DataFrame, row, metrics: list[str]) -> pd.DataFrame:
@@ -76,8 +77,8 @@ def log_weight_values(records: pd.DataFrame) -> pd.DataFrame:
     if points.empty or not {'policy_tokens', 'log_w_k10'} <= set(points.columns):
         return pd.DataFrame(columns=['name', 'seed', 'table', 'row', 'metric', 'value'])
     parts = []
-    for row, (low, high) in LENGTHS.items():
-        inside = points[points['policy_tokens'].between(low, high, inclusive='left')]
+    for row, (low, high, inclusive) in LENGTHS.items():
+        inside = points[points['policy_tokens'].between(low, high, inclusive=inclusive)]
         stats = inside.groupby(['name', 'seed'])['log_w_k10'].agg(mean_log_w='mean', min_log_w='min').reset_index()
         parts.append(stats.melt(id_vars=['name', 'seed'], var_name='metric').assign(table='F8.1', row=row))
     return pd.concat(parts, ignore_index=True)

@@ -18,7 +18,7 @@ from analysis.claims import claim_inputs, evaluate, expand, group, ledger, load_
 from analysis.compare import compare
 from analysis.figures import figure_8_3, style
 from analysis.load import find_runs, load_runs
-from analysis.metrics import values
+from analysis.metrics import log_weight_values, values
 from analysis.report import aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
@@ -579,3 +579,13 @@ def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(t
     assert figure == '![Every claim against what the chapter claims, by section](figures/claims.svg)'
     assert all(('[Figure](claims/' in line) == ('**untested**' not in line) for line in findings)
     assert sum('[Figure](claims/' in line for line in findings) >= 3
+
+
+def test_figure_8_1_rows_take_short_episodes_below_8_and_long_ones_from_16_to_64_inclusive():
+    tokens = [0, 7, 8, 15, 16, 64, 65]
+    points = pd.DataFrame([dict(name='importance_weights', seed=0, table='F8.1', row=f'episode={i}', metric=metric,
+                                value=value) for i, n in enumerate(tokens)
+                           for metric, value in (('policy_tokens', n), ('log_w_k10', -float(n)))])
+    out = log_weight_values(points).set_index(['row', 'metric'])['value']
+    assert out['tokens=0-8', 'mean_log_w'] == -3.5 and out['tokens=0-8', 'min_log_w'] == -7
+    assert out['tokens=16-64', 'mean_log_w'] == -40 and out['tokens=16-64', 'min_log_w'] == -64

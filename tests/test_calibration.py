@@ -56,6 +56,19 @@ def test_task_set_statistics_count_repairs_by_what_they_solve():
     assert stats['bug_lines'] == sorted({t.bug_line for t in train})
     assert set(stats['bug_kinds']) <= {'variable', 'constant', 'operator', 'comparison'}
     assert {repair_kind(t) for t in arl.make_tasks('heldout')} == {'variable', 'constant', 'operator', 'comparison'}
+    assert stats['bugs_per_task'] == [1]
+
+
+def test_task_set_statistics_count_every_bug_of_two_bug_tasks():
+    from agentrl.calibration import task_set_statistics
+    from agentrl.substrates import substrate
+    train = substrate('longer').family.tasks('train')
+    stats = task_set_statistics(train)
+    assert stats['bugs_per_task'] == [2]
+    assert stats['distinct_repairs'] == len({fix for t in train for fix in t.fixes}) > len({t.fix for t in train})
+    assert stats['bug_lines'] == sorted({line for t in train for line, _, _ in t.bugs})
+    assert 'variable' in stats['bug_kinds']
+    assert stats['most_fixed_by_one_repair'] == 1  # limit alone: its return edited to b (tasks.py)
 
 
 def test_base_stats_prints_every_row_it_measures(capsys):

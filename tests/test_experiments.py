@@ -11,7 +11,8 @@ import torch
 from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
 from agentrl.config import TrainConfig
-from agentrl.experiments import EXPERIMENTS, clip_by_sign, loglog_slope, old_batch, ratio_by_old_prob, run_experiment
+from agentrl.experiments import (EXPERIMENTS, LENGTH_BUCKETS, clip_by_sign, in_length_bucket, loglog_slope, old_batch,
+                                 ratio_by_old_prob, run_experiment)
 
 LISTING = Path(__file__).resolve().parents[2] / 'shared' / 'chapter08' / 'chapter08_listing.py'
 
@@ -141,6 +142,13 @@ def test_loglog_slope_recovers_powers_and_rejects_degenerate_data():
     assert loglog_slope([1, 10, 100], [3, 3, 3]) == pytest.approx(0.0)
     assert loglog_slope([2, 2, float('nan')], [1, 2, 3]) != loglog_slope([2, 2, float('nan')], [1, 2, 3])  # NaN
     assert loglog_slope([5, 10], [0.0, 1.0]) != loglog_slope([5, 10], [0.0, 1.0])  # one usable pair: NaN
+
+
+def test_length_buckets_cover_every_length_up_to_the_longest_cap_once():
+    lengths = torch.arange(0, 66)  # the longest substrate caps an episode at 64 policy tokens
+    masks = torch.stack([in_length_bucket(lengths, lo, hi) for lo, hi in LENGTH_BUCKETS])
+    assert masks[:, :65].sum(0).tolist() == [1] * 65 and not masks[:, 65].any()
+    assert masks[:, 8].tolist() == [False, True, False] and masks[:, 64].tolist() == [False, False, True]
 
 
 def test_clip_by_sign_counts_each_side_over_its_own_tokens():
