@@ -131,9 +131,9 @@ def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]
     colours = ListedColormap([COLORS['reproduced'], COLORS['contradicted'], COLORS['inconclusive'], NOT_LOOKED])
     ordered = table.sort_values('section', kind='stable')
     with style():
-        fig, axes = panels(len(PARTS), width=0.8 + 0.6 * len(substrates), height=0.8 + 0.16 * len(ordered),
-                           sharey=True)
-        fig.subplots_adjust(wspace=0.08)
+        height = 0.8 + 0.16 * len(ordered)
+        fig, axes = panels(len(PARTS), width=0.8 + 0.6 * len(substrates), height=height, sharey=True)
+        fig.subplots_adjust(wspace=0.08, top=1 - 0.9 / height)  # room for the title, not more
         for ax, part in zip(axes, PARTS):
             values = ordered[[f'{part}: {name}' for name in substrates]].apply(lambda c: c.map(codes))
             ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=colours, vmin=0, vmax=3,
