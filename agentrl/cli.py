@@ -29,7 +29,8 @@ def base_stats(args: argparse.Namespace) -> None:
     for split in ('train', 'heldout'):
         s = task_set_statistics(substrate(args.substrate).family.tasks(split))
         print(f'{split:8s} tasks | bugs per task {s["bugs_per_task"]} | {s["distinct_repairs"]} distinct repairs, at '
-              f'most {s["most_fixed_by_one_repair"]} task(s) fixed by one alone | bug lines {s["bug_lines"]} | kinds {", ".join(s["bug_kinds"])}')
+              f'most {s["most_fixed_by_one_repair"]} task(s) fixed by one alone | bug lines {s["bug_lines"]} | '
+              f'kinds {", ".join(s["bug_kinds"])}')
     rows = [seed_statistics(base, tok, seed, args) for seed in args.seeds]
     if len(rows) > 1:
         means = {key: sum(row[key] for row in rows) / len(rows) for key in rows[0]}
