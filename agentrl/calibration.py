@@ -31,11 +31,6 @@ def per_task_pass_rates(trajs: list[Trajectory]) -> dict[str, float]:
     return {name: sum(r) / len(r) for name, r in rewards.items()}
 
 
-def repair_kind(task: Task) -> str:
-    """The kind of a task's bug: 'variable', 'constant', 'operator' or 'comparison'."""
-    return edit_kind(task.right)
-
-
 def tasks_fixed_by(action: str, tasks: list[Task]) -> list[str]:
     """Names of the tasks that the one action, then submit, solves."""
     solved = []

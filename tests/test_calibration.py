@@ -45,7 +45,8 @@ def test_every_task_is_solved_sometimes(base, split, tok):
 
 
 def test_task_set_statistics_count_repairs_by_what_they_solve():
-    from agentrl.calibration import repair_kind, task_set_statistics, tasks_fixed_by
+    from agentrl.calibration import task_set_statistics, tasks_fixed_by
+    from agentrl.lang import edit_kind
     train = arl.make_tasks('train')
     for task in train:
         assert task.name in tasks_fixed_by(task.fix, train)
@@ -55,7 +56,7 @@ def test_task_set_statistics_count_repairs_by_what_they_solve():
     assert stats['most_fixed_by_one_repair'] == max(len(tasks_fixed_by(t.fix, train)) for t in train)
     assert stats['bug_lines'] == sorted({t.bug_line for t in train})
     assert set(stats['bug_kinds']) <= {'variable', 'constant', 'operator', 'comparison'}
-    assert {repair_kind(t) for t in arl.make_tasks('heldout')} == {'variable', 'constant', 'operator', 'comparison'}
+    assert {edit_kind(t.right) for t in arl.make_tasks('heldout')} == {'variable', 'constant', 'operator', 'comparison'}
     assert stats['bugs_per_task'] == [1]
 
 

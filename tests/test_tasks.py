@@ -3,8 +3,8 @@ import random
 import pytest
 
 import agentrl as arl
-from agentrl.lang import ProgramError, parse_line, parse_program, replace_token, run
-from agentrl.calibration import repair_kind, tasks_fixed_by
+from agentrl.lang import ProgramError, edit_kind, parse_line, parse_program, replace_token, run
+from agentrl.calibration import tasks_fixed_by
 from agentrl.tasks import is_valid, passes_all, random_task
 
 
@@ -43,7 +43,7 @@ def test_every_training_task_has_a_repair_of_its_own():
 def test_bugs_sit_in_lines_1_to_3_and_cover_every_kind(split):
     tasks = arl.make_tasks(split)
     assert {task.bug_line for task in tasks} == {1, 2, 3}
-    assert {repair_kind(task) for task in tasks} == {'variable', 'operator', 'constant', 'comparison'}
+    assert {edit_kind(task.right) for task in tasks} == {'variable', 'operator', 'constant', 'comparison'}
 
 
 @pytest.mark.parametrize('task', arl.make_tasks('all'), ids=lambda t: t.name)
