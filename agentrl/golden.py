@@ -1,13 +1,16 @@
-"""The golden run: a short trainer run whose digest is pinned next to the numerics version (numerics_golden.json).
+"""The golden run: a short trainer run whose digests are pinned next to the numerics version (numerics_golden.json).
 
 A run's numbers are its run.json without provenance and timing, and its CSV tables without wall-time columns and
-rows. tests/test_numerics.py reruns the golden run and fails when its digest moved while NUMERICS_VERSION did not,
-or when the version moved and the digest was not pinned again. After a change that moves the numbers: bump
-NUMERICS_VERSION (agentrl/numerics.py), then pin the new digest with
+rows. The file pins one digest for each set of CPUs measured to give the same numbers (the CPUs each was seen on):
+under version 3 AMD's and Intel's differ (agentrl/numerics.py). tests/test_numerics.py reruns the golden run and fails
+when its digest is none of those pinned while NUMERICS_VERSION did not move, or when the version moved and no digest
+was pinned again. After a change that moves the numbers: bump NUMERICS_VERSION (agentrl/numerics.py), then pin the
+new digest with
 
     python -m agentrl.golden --write
 
-(`python -m agentrl.golden` alone prints the digest and whether it matches). Imports no torch: the run is a
+which, at an unchanged version, adds this CPU to the digest it gives (a new entry where it gives a new digest).
+(`python -m agentrl.golden` alone prints the digest and where it was seen). Imports no torch: the run is a
 subprocess, `python -m agentrl train`, as a workflow job runs it.
 """
 from __future__ import annotations
@@ -22,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from .files import write_text
-from .numerics import NUMERICS_VERSION, TIMING
+from .numerics import NUMERICS_VERSION, TIMING, this_cpu
 
 GOLDEN_FILE = Path(__file__).with_name('numerics_golden.json')
 # the test design's PPO cell (config/test.yaml): critic warm-up, sampling, two epochs of two minibatches, evaluation
@@ -73,28 +76,38 @@ def cpu_capability() -> str:
 
 
 def pinned() -> dict:
-    """The pinned golden digest: {numerics_version, digest, config, seed, cpu_capability}."""
+    """The pinned golden digests: {numerics_version, config, seed, cpu_capability, digests: {digest: [CPUs]}}."""
     return json.loads(GOLDEN_FILE.read_text())
 
 
+def pin(golden: dict | None, digest: str, cpu: str, capability: str) -> dict:
+    """The golden file with `digest` pinned as seen on `cpu`: added to those of this numerics version, golden run and
+    code path, or alone where the file pins another (or none)."""
+    same = golden is not None and (golden['numerics_version'], golden['config'], golden['seed'],
+                                   golden['cpu_capability']) == (NUMERICS_VERSION, CONFIG, SEED, capability)
+    digests = {name: list(cpus) for name, cpus in golden['digests'].items()} if same else {}
+    digests[digest] = sorted({*digests.get(digest, []), cpu})
+    return dict(numerics_version=NUMERICS_VERSION, config=CONFIG, seed=SEED, cpu_capability=capability,
+                digests=digests)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the golden run's digest against the pinned one; --write pins it with the current NUMERICS_VERSION."""
+    """Print the golden run's digest and the CPUs it was pinned on; --write pins it for this CPU."""
     parser = argparse.ArgumentParser(prog='python -m agentrl.golden', description=main.__doc__)
     parser.add_argument('--write', action='store_true', help=f'pin the digest in {GOLDEN_FILE.name}')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         digest = run_digest(golden_run(Path(folder)))
+    golden, cpu = pinned() if GOLDEN_FILE.is_file() else None, this_cpu().model
     if args.write:
-        golden = dict(numerics_version=NUMERICS_VERSION, digest=digest, config=CONFIG, seed=SEED,
-                      cpu_capability=cpu_capability())
-        write_text(GOLDEN_FILE, json.dumps(golden, indent=2, sort_keys=True) + '\n')
-        print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest}')
+        write_text(GOLDEN_FILE, json.dumps(pin(golden, digest, cpu, cpu_capability()), indent=2, sort_keys=True) + '\n')
+        print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest} on {cpu}')
         return 0
-    golden = pinned()
-    same = (golden['numerics_version'], golden['digest']) == (NUMERICS_VERSION, digest)
-    print(f'golden run digest {digest} at numerics version {NUMERICS_VERSION}; pinned {golden["digest"]} at version '
-          f'{golden["numerics_version"]}: {"the same" if same else "different"}')
-    return 0 if same else 1
+    seen = golden['digests'].get(digest) if golden and golden['numerics_version'] == NUMERICS_VERSION else None
+    where = f'pinned, seen on {"; ".join(seen)}' if seen else 'not pinned: ' + (
+        f'version {golden["numerics_version"]} pins {", ".join(golden["digests"])}' if golden else 'no golden file')
+    print(f'golden run digest {digest} at numerics version {NUMERICS_VERSION} on {cpu}: {where}')
+    return 0 if seen else 1
 
 
 if __name__ == '__main__':

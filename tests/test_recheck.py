@@ -182,6 +182,6 @@ def test_a_published_run_is_made_again_from_nothing_and_found_identical(tmp_path
     made_again = re.findall(r'^(?:local)?rule (\w+):$', result.stderr, flags=re.M)  # from nothing: nothing read
     assert sorted(made_again) == ['base_agent', 'cell_config', 'train'], result.stderr[-3000:]
     cpu = load_runs(made / TEST_RESULTS / 'runs').runs['cpu'].iloc[0]
-    assert f'| train | algorithm~reinforce | 0 | {cpu} | {cpu} | yes |  |' in result.stdout, result.stdout
+    assert f'| train | algorithm~reinforce | 0 | {cpu} | {cpu} | yes |  | yes |' in result.stdout, result.stdout
     assert result.stdout.splitlines()[-1].startswith('1 of 1 runs identical to their records')
     assert (scratch / 'results' / 'runs' / 'algorithm~reinforce' / 'seed~0' / 'run.json').is_file()
