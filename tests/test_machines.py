@@ -1,16 +1,18 @@
 """A design is continued only on CPUs of the vendor its runs were made on: under numerics version 3 AMD's and Intel's
-numbers differ (results/measurements.md, "Intel is not AMD"), the base agent's first. Pure: fakes the CPU, reads the
-published records."""
+numbers differ (results/measurements.md, "Intel is not AMD"), the base agent's first. The rule with a faked CPU; the
+workflow with records of a vendor no CPU has."""
 import pytest
+from test_workflow import REPO, snakemake
 
 from agentrl.numerics import NUMERICS_VERSION, Cpu, refuse_to_continue
-from workflow import machines
-from workflow.state import record_rows
+from analysis.load import Runs
+from analysis.records import load_records, write_records
+from workflow.state import made_on, record_rows
 
 INTEL = Cpu('x86_64', 'Intel(R) Xeon(R) Processor (family 6, model 167, stepping 8)', 'GenuineIntel',
             frozenset({'avx2'}))
 AMD = Cpu('x86_64', 'AMD EPYC (family 25, model 17, stepping 1)', 'AuthenticAMD', frozenset({'avx2'}))
-RECORDS = 'results/substrates/larger/records'  # published, made on AMD CPUs
+LARGER = 'results/substrates/larger'  # published, made on AMD CPUs
 
 
 def test_a_cpu_of_another_vendor_is_refused_naming_both_vendors_and_what_to_do():
@@ -21,9 +23,9 @@ def test_a_cpu_of_another_vendor_is_refused_naming_both_vendors_and_what_to_do()
         assert words in refused
 
 
-@pytest.mark.parametrize('made_on', [set(), {''}, {'AuthenticAMD'}, {'AuthenticAMD', 'GenuineIntel'}])
-def test_a_cpu_of_the_records_vendor_or_of_a_design_without_runs_continues(made_on):
-    assert refuse_to_continue(made_on, AMD) is None
+@pytest.mark.parametrize('vendors', [set(), {''}, {'AuthenticAMD'}, {'AuthenticAMD', 'GenuineIntel'}])
+def test_a_cpu_of_the_records_vendor_or_of_a_design_without_runs_continues(vendors):
+    assert refuse_to_continue(vendors, AMD) is None
 
 
 def test_only_the_runs_of_this_numerics_version_bind_the_vendor():
@@ -31,14 +33,20 @@ def test_only_the_runs_of_this_numerics_version_bind_the_vendor():
             dict(numerics_version=NUMERICS_VERSION - 1, cpu_vendor='GenuineIntel'),
             dict(numerics_version=NUMERICS_VERSION, cpu_vendor=''),  # made before the vendor was recorded
             dict(numerics_version=NUMERICS_VERSION)]
-    assert machines.made_on(rows) == {'AuthenticAMD'}
+    assert made_on(rows, NUMERICS_VERSION) == {'AuthenticAMD'}
+    assert made_on(record_rows(REPO / LARGER / 'records'), NUMERICS_VERSION) == {'AuthenticAMD'}
 
 
-def test_the_published_records_name_their_vendor_and_the_check_refuses_another(monkeypatch, capsys):
-    assert machines.made_on(record_rows(RECORDS)) == {'AuthenticAMD'}
-    monkeypatch.setattr(machines, 'this_cpu', lambda: INTEL)
-    assert machines.main([RECORDS]) == 1
-    assert 'this CPU is GenuineIntel' in capsys.readouterr().err
-    monkeypatch.setattr(machines, 'this_cpu', lambda: AMD)
-    assert machines.main([RECORDS]) == 0
-    assert machines.main(['no/such/records']) == 0  # no runs yet: any CPU begins a design
+def test_the_workflow_plans_a_foreign_design_but_its_base_agent_job_stops_naming_the_vendors(tmp_path):
+    """The larger design's published records, their vendor renamed to one no CPU has: a dry run plans its runs and
+    warns; the base agent job stops before pretraining, naming both vendors, and makes nothing."""
+    runs = load_records(REPO / LARGER / 'records')
+    elsewhere = runs.runs.assign(cpu_vendor='ElsewhereVendor')
+    write_records(Runs(elsewhere, runs.configs, runs.summaries, runs.tables), tmp_path / LARGER / 'records')
+    config = REPO / 'config' / 'substrates' / 'larger.yaml'
+    planned = snakemake(tmp_path, '--dry-run', '--cores', 1, config=config)
+    assert planned.returncode == 0 and 'made on ElsewhereVendor CPUs' in planned.stdout, planned.stdout[-3000:]
+    made = snakemake(tmp_path, '--cores', 1, f'{LARGER}/base_agent.pt', config=config)
+    assert made.returncode != 0
+    assert 'made on ElsewhereVendor CPUs and this CPU is' in (tmp_path / LARGER / 'logs' / 'base_agent.log').read_text()
+    assert not (tmp_path / LARGER / 'base_agent.pt').exists()

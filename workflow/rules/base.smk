@@ -18,7 +18,7 @@ rule base_agent:
     params:
         numerics=NUMERICS_VERSION,  # a new version of the numerics remakes it
         substrate=SUBSTRATE,
-        records=RECORDS,  # only a CPU of the vendor its runs were made on continues a design (workflow/machines.py)
+        refused=REFUSED,  # why this CPU may not continue the design's runs, '' where it may (rules/common.smk)
     shell:
-        "python -m workflow.machines {params.records:q} 2> {log:q}"
-        " && python -m agentrl base-agent --out {output:q} --substrate {params.substrate} > {log:q} 2>&1"
+        "if [ -n {params.refused:q} ]; then echo {params.refused:q} | tee {log:q} >&2; exit 1; fi;"
+        " python -m agentrl base-agent --out {output:q} --substrate {params.substrate} > {log:q} 2>&1"
