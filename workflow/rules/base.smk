@@ -20,5 +20,8 @@ rule base_agent:
         substrate=SUBSTRATE,
         refused=REFUSED,  # why this CPU may not continue the design's runs, '' where it may (rules/common.smk)
     shell:
-        "if [ -n {params.refused:q} ]; then echo {params.refused:q} | tee {log:q} >&2; exit 1; fi;"
-        " python -m agentrl base-agent --out {output:q} --substrate {params.substrate} > {log:q} 2>&1"
+        (
+            "python -m agentrl base-agent --out {output:q} --substrate {params.substrate} > {log:q} 2>&1"
+            if not REFUSED
+            else "echo {params.refused:q} | tee {log:q} >&2; exit 1"
+        )
