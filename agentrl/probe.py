@@ -78,6 +78,14 @@ def probes(config: TinyAgentConfig) -> dict[str, Callable[[torch.Generator], tup
             optimizer.step()
         return (p,)
 
+    def elementwise(g):
+        x = rand(g, TOKENS, F_)
+        return x.exp(), x.abs().log(), x.tanh(), x.abs().rsqrt()
+
+    def reductions(g):
+        x = rand(g, TOKENS, F_)
+        return x.sum(), x.mean(-1), x.var(0)
+
     def model(g):
         torch.manual_seed(int(torch.randint(2 ** 31, (1,), generator=g)))
         agent = TinyAgent(config)
@@ -98,9 +106,8 @@ def probes(config: TinyAgentConfig) -> dict[str, Callable[[torch.Generator], tup
         'log-softmax forward, backward': log_softmax,
         'attention causal, gradients': lambda g: attention(g, mask=False),
         'attention masked, gradients': lambda g: attention(g, mask=True),
-        'exp log tanh rsqrt': lambda g: (lambda x: (x.exp(), x.abs().log(), x.tanh(), x.abs().rsqrt()))(
-            rand(g, TOKENS, F_)),
-        'sum mean var': lambda g: (lambda x: (x.sum(), x.mean(-1), x.var(0)))(rand(g, TOKENS, F_)),
+        'exp log tanh rsqrt': elementwise,
+        'sum mean var': reductions,
         'adam, three steps': adam,
         'multinomial': lambda g: (torch.multinomial(torch.softmax(rand(g, 64, V), -1), 1, generator=g),),
         'model log-probs, one Adam step': model,
