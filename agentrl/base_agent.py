@@ -24,7 +24,8 @@ CACHE_FORMAT = 1
 
 
 # Modules whose code decides the demonstrations or the model: their source is part of the cache key.
-_SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses.py', 'demos.py', 'task_family.py')
+_SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses.py', 'demos.py', 'optim.py',
+            'task_family.py')
 
 
 def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig,

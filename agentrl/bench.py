@@ -32,7 +32,8 @@ from .model import count_parameters, make_critic
 from .packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
 from .sampler import collate, sample_tasks, sequence_log_probs
 from .substrates import DEFAULT, SUBSTRATES, substrate
-from .trainer import adam, ppo_prepare, train, trim, warm_critic
+from .optim import adam
+from .trainer import ppo_prepare, train, trim, warm_critic
 
 
 def median_seconds(fn, repeats: int) -> float:

@@ -18,6 +18,7 @@ from .env import BugFixEnv
 from .lang import Line, sample_repair
 from .losses import masked_mean, token_log_probs
 from .model import TinyAgent, TinyAgentConfig
+from .optim import adam
 from .pretraining import DemoPolicy, PretrainConfig
 from .task_family import TaskFamily
 from .tasks import Task, scope
@@ -89,7 +90,7 @@ def pretrain(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConf
             model = TinyAgent(model_config)
         rng = random.Random(config.seed)
         exclude = frozenset(task.reference for task in family.tasks('all'))
-        opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+        opt = adam(model.parameters(), config.lr)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda step: min(1.0, (step + 1) / 50) * (0.1 + 0.9 * (1 - step / config.steps)))
         for step in range(config.steps):

@@ -24,7 +24,8 @@ from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
 from .substrates import DEFAULT, substrate
 from .task_family import TaskFamily
 from .tokenizer import Tokenizer
-from .trainer import Learner, PreparedBatch, adam, ppo_epochs, ppo_prepare, sample_batch, warm_critic
+from .optim import adam
+from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
 # The listing's generator seeds; seed s shifts each of them by s.
 OLD_BATCH_SEED, REINFORCE_SEED, FRESH_SEED, EPOCHS_SEED = 0, 1, 9, 0

@@ -1,4 +1,4 @@
-"""Same numbers on any x86-64 CPU with AVX2 of one vendor: the numeric libraries' code paths, fixed before torch loads.
+"""Same numbers on any x86-64 CPU with AVX2: the numeric libraries' code paths, fixed before torch loads.
 
 Which kernels PyTorch (ATen), MKL and oneDNN run depends on the CPU unless each library is told: on a CPU with
 AVX-512 all three take wider code paths than on one without, and each path rounds differently. Measured, a batch's
@@ -18,12 +18,15 @@ x86-64, MKL refusing the branch) runs, and its runs say why they are outside the
 NUMERICS_VERSION names what a run's numbers depend on besides its configuration and seed: this code's arithmetic and
 these settings. Bump it whenever a change moves any run's numbers, even at float rounding; a run made under another
 version is never reused. Version 3: MKL's COMPATIBLE branch (version 2 ran its AVX2 branch, Intel CPUs only).
+Version 4: the base agent's pretraining uses agentrl's fused Adam (agentrl/optim.py) like every other update.
 
-The vendor still matters, measured: under version 3 AMD CPUs of three microarchitectures (Zen 3, 4 and 5) give the
-same numbers, and an Intel CPU (family 6, model 167) gives others from the same code, settings and library calls
-(results/measurements.md, "Intel is not AMD"). So the guarantee is one vendor's CPUs, and a design whose runs were made
-on one vendor's CPUs is not continued on another's (`refuse_to_continue`): its base agent, pretrained there, would not
-be the one its runs started from.
+The vendor mattered under version 3, measured: AMD CPUs of three microarchitectures (Zen 3, 4 and 5) gave the same
+numbers, an Intel CPU (family 6, model 167) others. The cause, found by breaking on every instruction whose result the
+vendor decides (rcpps, rsqrtps and their kin, x87 transcendentals) in every library a run loads: the pretraining's
+single-tensor Adam took its square root through MKL's vector math, whose float sqrt refines rsqrtps and ends an ulp
+off on a vendor-dependent sixth of inputs. Under version 4 no such instruction executes in a run
+(results/measurements.md, "The cause"), so the guarantee is every vendor's CPUs; measured on Intel only so far.
+`refuse_to_continue` keeps a design of a vendor-bound version on its runs' vendor.
 
 Pure Python: imports neither torch nor pandas, so the workflow and the analysis can read it cheaply.
 """
@@ -36,7 +39,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-NUMERICS_VERSION = 3
+NUMERICS_VERSION = 4
 UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
 
 SETTINGS = {
@@ -49,13 +52,16 @@ SETTINGS = {
 DISPATCH = 'AVX2'  # what torch.backends.cpu.get_cpu_capability() reports under SETTINGS
 MKL_BRANCHES = {'OFF': 0x1, 'AUTO': 0x2, 'COMPATIBLE': 0x3, 'SSE2': 0x4, 'AVX2': 0xA, 'AVX512': 0xC}  # mkl_service.h
 MKL_STRICT = 0x10000
-GUARANTEE = "same numbers on any x86-64 CPU with AVX2 of the vendor that made the run"
+GUARANTEE = 'same numbers on any x86-64 CPU with AVX2'
 VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     1: 'made before the numeric settings were pinned: the same bits on the machine that made them only',
     2: "the same bits on Intel x86-64 CPUs with AVX2 only (MKL's AVX2 branch, which MKL runs on Intel CPUs only)",
-    NUMERICS_VERSION: f"{GUARANTEE} (MKL's COMPATIBLE branch; measured: AMD's Zen 3, 4 and 5 give the same bits, an "
-                      'Intel CPU other ones)',
+    3: 'the same bits on x86-64 CPUs with AVX2 of the vendor that made the run (measured: AMD\'s Zen 3, 4 and 5 agree, '
+       "an Intel CPU gives other bits: the pretraining's Adam took MKL's vendor-dependent square root)",
+    NUMERICS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
+                      'measured on Intel only)',
 }
+VENDOR_BOUND = frozenset({3})  # versions whose runs differ between vendors: a design continues on its runs' vendor
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
 
@@ -137,15 +143,15 @@ def this_cpu() -> Cpu:
                flags=frozenset((cpuinfo('flags') or '').split()))
 
 
-def refuse_to_continue(made_on: Iterable[str], cpu: Cpu) -> str | None:
-    """Why a CPU may not add runs to a design whose runs were made on CPUs of the vendors `made_on` (a vendor of
-    none of them: its numbers, its base agent's first, are not theirs), or None where it may (no runs yet, or one of
-    their vendors)."""
+def refuse_to_continue(made_on: Iterable[str], cpu: Cpu, version: int = NUMERICS_VERSION) -> str | None:
+    """Why a CPU may not add runs of a vendor-bound numerics version to a design whose runs were made on CPUs of the
+    vendors `made_on` (a vendor of none of them: its numbers, its base agent's first, are not theirs), or None where it
+    may (a version that holds across vendors, no runs yet, or one of their vendors)."""
     made_on = sorted(set(made_on) - {''})
-    if not made_on or cpu.vendor in made_on:
+    if version not in VENDOR_BOUND or not made_on or cpu.vendor in made_on:
         return None
     return (f"this design's runs were made on {' and '.join(made_on)} CPUs and this CPU is {cpu.vendor} "
-            f'({cpu.model}), whose numbers differ under numerics version {NUMERICS_VERSION}: a base agent pretrained '
+            f'({cpu.model}), whose numbers differ under numerics version {version}: a base agent pretrained '
             "here is not the one its runs started from. Continue the design on a CPU of its runs' vendor, or make a "
             'new design (another results_dir) here')
 

@@ -1,15 +1,14 @@
 """Digests of the numeric kernels a run uses, one a line: run it on two CPUs and compare the lines to find the first
-kernel whose numbers part (under numerics version 3 AMD's and Intel's CPUs give different runs, cause not found:
-agentrl/numerics.py).
+kernel whose numbers part.
 
     python -m agentrl.probe [--substrate tinyagent]
 
 Each probe draws its inputs from its own seeded generator, at the substrate's model shapes (the trainer's largest
 batch: 472 tokens), and hashes its outputs' bytes: matrix products in the three layouts the forward and backward
 passes use (MKL's SGEMM), the GELU forward and backward (oneDNN), layer norm, log-softmax, causal and masked attention
-(scaled_dot_product_attention) with their gradients, element-wise exp/log/tanh/rsqrt, reductions, one Adam step,
-multinomial sampling, and a freshly initialised model's log-probs and its parameters after one Adam step. Prints the
-CPU and the numerics version first. Needs no base agent: a second.
+(scaled_dot_product_attention) with their gradients, element-wise exp/log/tanh/rsqrt, reductions, three steps of
+agentrl's Adam, multinomial sampling, and a freshly initialised model's log-probs and its parameters after one Adam
+step. Prints the CPU and the numerics version first. Needs no base agent: a second.
 """
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ import torch.nn.functional as F
 from .base_agent import base_model_config
 from .model import TinyAgent, TinyAgentConfig
 from .numerics import NUMERICS_VERSION, require, this_cpu
+from .optim import adam
 from .substrates import DEFAULT, SUBSTRATES, substrate
 
 TOKENS = 472  # the trainer's largest forward batch, tokens
@@ -70,9 +70,9 @@ def probes(config: TinyAgentConfig) -> dict[str, Callable[[torch.Generator], tup
         y = torch.log_softmax(x, -1)
         return (y, *gradients(y, x, generator=g))
 
-    def adam(g):
+    def adam_steps(g):
         p = torch.nn.Parameter(rand(g, F_, C))
-        optimizer = torch.optim.Adam([p], lr=1e-3)
+        optimizer = adam([p], 1e-3)
         for _ in range(3):
             p.grad = rand(g, F_, C)
             optimizer.step()
@@ -91,7 +91,7 @@ def probes(config: TinyAgentConfig) -> dict[str, Callable[[torch.Generator], tup
         agent = TinyAgent(config)
         ids = torch.randint(V, (4, T), generator=g)
         logp = torch.log_softmax(agent(ids), -1)
-        optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+        optimizer = adam(agent.parameters(), 1e-3)
         (-logp.gather(-1, ids[:, 1:, None].roll(1, 1)).mean()).backward()
         optimizer.step()
         return (logp, *agent.parameters())
@@ -108,7 +108,7 @@ def probes(config: TinyAgentConfig) -> dict[str, Callable[[torch.Generator], tup
         'attention masked, gradients': lambda g: attention(g, mask=True),
         'exp log tanh rsqrt': elementwise,
         'sum mean var': reductions,
-        'adam, three steps': adam,
+        'adam, three steps': adam_steps,
         'multinomial': lambda g: (torch.multinomial(torch.softmax(rand(g, 64, V), -1), 1, generator=g),),
         'model log-probs, one Adam step': model,
     }

@@ -19,6 +19,7 @@ from .advantages import explained_variance, gae_advantages, outcome_rewards, ret
 from .config import TrainConfig
 from .losses import aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent, make_critic
+from .optim import adam
 from .packing import Packing, critic_scores, policy_scores
 from .ppo import kl_k3, ppo_policy_loss, value_loss
 from .sampler import collate, rollout_batch, rollout_stats, sample_tasks
@@ -85,12 +86,6 @@ def sample_batch(policy: TinyAgent, tok: Tokenizer, n: int, gen: torch.Generator
     tasks = [train[i] for i in torch.randint(len(train), (n,), generator=gen).tolist()]
     trajs = rollout_batch(policy, [family.new_env() for _ in tasks], tasks, tok, generator=gen)
     return collate(trajs, tok.pad_id)
-
-
-def adam(parameters, lr: float) -> torch.optim.Adam:
-    """Adam fused into one kernel over all parameters: faster than the multi-tensor form (the benchmark's fused Adam
-    lever), equal to it up to float rounding."""
-    return torch.optim.Adam(parameters, lr=lr, fused=True)
 
 
 def trim(ids: torch.Tensor, pad_id: int, *per_token: torch.Tensor) -> tuple[torch.Tensor, ...]:
