@@ -1,11 +1,11 @@
 """The golden run: a short trainer run whose digests are pinned next to the numerics version (numerics_golden.json).
 
 A run's numbers are its run.json without provenance and timing, and its CSV tables without wall-time columns and
-rows. The file pins one digest for each set of CPUs measured to give the same numbers (the CPUs each was seen on):
-under version 3 AMD's and Intel's differ (agentrl/numerics.py). tests/test_numerics.py reruns the golden run and fails
-when its digest is none of those pinned while NUMERICS_VERSION did not move, or when the version moved and no digest
-was pinned again. After a change that moves the numbers: bump NUMERICS_VERSION (agentrl/numerics.py), then pin the
-new digest with
+rows. The file pins one digest for each set of CPUs measured to give the same numbers (the CPUs each was seen on, by
+vendor): under version 3 AMD's and Intel's differed (agentrl/numerics.py). tests/test_numerics.py reruns the golden
+run on a CPU of a vendor measured at this version and fails when its digest is none of those pinned while
+NUMERICS_VERSION did not move, or when the version moved and no digest was pinned again. After a change that moves
+the numbers: bump NUMERICS_VERSION (agentrl/numerics.py), then pin the new digest with
 
     python -m agentrl.golden --write
 
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from .files import write_text
-from .numerics import NUMERICS_VERSION, TIMING, this_cpu
+from .numerics import NUMERICS_VERSION, TIMING, Cpu, this_cpu
 
 GOLDEN_FILE = Path(__file__).with_name('numerics_golden.json')
 # the test design's PPO cell (config/test.yaml): critic warm-up, sampling, two epochs of two minibatches, evaluation
@@ -80,15 +80,27 @@ def pinned() -> dict:
     return json.loads(GOLDEN_FILE.read_text())
 
 
-def pin(golden: dict | None, digest: str, cpu: str, capability: str) -> dict:
-    """The golden file with `digest` pinned as seen on `cpu`: added to those of this numerics version, golden run and
-    code path, or alone where the file pins another (or none)."""
+def pin(golden: dict | None, digest: str, cpu: Cpu, capability: str) -> dict:
+    """The golden file with `digest` pinned as seen on `cpu` (under its vendor): added to those of this numerics
+    version, golden run and code path, or alone where the file pins another (or none)."""
     same = golden is not None and (golden['numerics_version'], golden['config'], golden['seed'],
                                    golden['cpu_capability']) == (NUMERICS_VERSION, CONFIG, SEED, capability)
-    digests = {name: list(cpus) for name, cpus in golden['digests'].items()} if same else {}
-    digests[digest] = sorted({*digests.get(digest, []), cpu})
+    digests = {name: {vendor: list(models) for vendor, models in seen.items()}
+               for name, seen in golden['digests'].items()} if same else {}
+    seen = digests.setdefault(digest, {})
+    seen[cpu.vendor] = sorted({*seen.get(cpu.vendor, []), cpu.model})
     return dict(numerics_version=NUMERICS_VERSION, config=CONFIG, seed=SEED, cpu_capability=capability,
                 digests=digests)
+
+
+def vendors(golden: dict) -> set[str]:
+    """The CPU vendors on which some pinned digest was measured."""
+    return {vendor for seen in golden['digests'].values() for vendor in seen}
+
+
+def where(seen: dict[str, list[str]]) -> str:
+    """Where a digest was seen: 'model; model' over its vendors."""
+    return '; '.join(model for models in seen.values() for model in models)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,15 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         digest = run_digest(golden_run(Path(folder)))
-    golden, cpu = pinned() if GOLDEN_FILE.is_file() else None, this_cpu().model
+    golden, cpu = pinned() if GOLDEN_FILE.is_file() else None, this_cpu()
     if args.write:
         write_text(GOLDEN_FILE, json.dumps(pin(golden, digest, cpu, cpu_capability()), indent=2, sort_keys=True) + '\n')
-        print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest} on {cpu}')
+        print(f'{GOLDEN_FILE}: numerics version {NUMERICS_VERSION}, digest {digest} on {cpu.model}')
         return 0
     seen = golden['digests'].get(digest) if golden and golden['numerics_version'] == NUMERICS_VERSION else None
-    where = f'pinned, seen on {"; ".join(seen)}' if seen else 'not pinned: ' + (
+    status = f'pinned, seen on {where(seen)}' if seen else 'not pinned: ' + (
         f'version {golden["numerics_version"]} pins {", ".join(golden["digests"])}' if golden else 'no golden file')
-    print(f'golden run digest {digest} at numerics version {NUMERICS_VERSION} on {cpu}: {where}')
+    print(f'golden run digest {digest} at numerics version {NUMERICS_VERSION} on {cpu.model}: {status}')
     return 0 if seen else 1
 
 

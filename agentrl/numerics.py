@@ -26,7 +26,6 @@ vendor decides (rcpps, rsqrtps and their kin, x87 transcendentals) in every libr
 single-tensor Adam took its square root through MKL's vector math, whose float sqrt refines rsqrtps and ends an ulp
 off on a vendor-dependent sixth of inputs. Under version 4 no such instruction executes in a run
 (results/measurements.md, "The cause"), so the guarantee is every vendor's CPUs; measured on Intel only so far.
-`refuse_to_continue` keeps a design of a vendor-bound version on its runs' vendor.
 
 Pure Python: imports neither torch nor pandas, so the workflow and the analysis can read it cheaply.
 """
@@ -36,7 +35,7 @@ import importlib.abc
 import os
 import platform
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 NUMERICS_VERSION = 4
@@ -61,7 +60,6 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     NUMERICS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
                       'measured on Intel only)',
 }
-VENDOR_BOUND = frozenset({3})  # versions whose runs differ between vendors: a design continues on its runs' vendor
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
 
@@ -141,19 +139,6 @@ def this_cpu() -> Cpu:
         name += ' (' + ', '.join(f'{label} {value}' for label, value in numbers) + ')'
     return Cpu(machine=platform.machine(), model=name, vendor=cpuinfo('vendor_id') or 'unknown vendor',
                flags=frozenset((cpuinfo('flags') or '').split()))
-
-
-def refuse_to_continue(made_on: Iterable[str], cpu: Cpu, version: int = NUMERICS_VERSION) -> str | None:
-    """Why a CPU may not add runs of a vendor-bound numerics version to a design whose runs were made on CPUs of the
-    vendors `made_on` (a vendor of none of them: its numbers, its base agent's first, are not theirs), or None where it
-    may (a version that holds across vendors, no runs yet, or one of their vendors)."""
-    made_on = sorted(set(made_on) - {''})
-    if version not in VENDOR_BOUND or not made_on or cpu.vendor in made_on:
-        return None
-    return (f"this design's runs were made on {' and '.join(made_on)} CPUs and this CPU is {cpu.vendor} "
-            f'({cpu.model}), whose numbers differ under numerics version {version}: a base agent pretrained '
-            "here is not the one its runs started from. Continue the design on a CPU of its runs' vendor, or make a "
-            'new design (another results_dir) here')
 
 
 def outside_guarantee() -> str | None:

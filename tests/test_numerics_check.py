@@ -1,7 +1,7 @@
 """The numerics check's decisions without the machines: a faked CPU (vendor, flags) and the branch MKL reports.
-The settings hold on Intel and AMD alike (each vendor's CPUs then agree among themselves, not with the other's:
-tests/test_machines.py); a CPU on which they cannot hold runs and is marked, naming the CPU and the refused setting; a
-caller at fault is refused, naming what it did. Pure: no torch computation."""
+The settings hold on Intel and AMD alike (that the two then agree is the audit's: tests/test_audit.py); a CPU on
+which they cannot hold runs and is marked, naming the CPU and the refused setting; a caller at fault is refused,
+naming what it did. Pure: no torch computation."""
 import pytest
 
 from agentrl import numerics

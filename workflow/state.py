@@ -69,12 +69,6 @@ def record_rows(records: Path | str) -> list[dict]:
     return [{'numerics_version': UNSTATED_VERSION, **row} for row in rows]
 
 
-def made_on(rows: Iterable[dict], numerics: int) -> set[str]:
-    """The CPU vendors that made the records' runs of numerics version `numerics` (runs of another version are not
-    reused, so they bind no machine; a run made before the vendor was recorded names none)."""
-    return {row.get('cpu_vendor') or '' for row in rows if row['numerics_version'] == numerics} - {''}
-
-
 def unreadable_runs(results_dir: Path | str) -> list[Path]:
     """The run.json files of results_dir's run directories (runs/, experiments/) that cannot be read as a run: not
     JSON, or not an object with a summary and provenance (a file damaged after its job wrote it)."""

@@ -13,11 +13,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
 from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
-from agentrl.numerics import NUMERICS_VERSION, refuse_to_continue, this_cpu  # pure: does not import torch
+from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.design import substrate_of
 from workflow.plan import DesignError, seed_plan
-from workflow.state import basis, basis_file, digest, made_on, published, record_rows, sources_option
+from workflow.state import basis, basis_file, digest, published, record_rows, sources_option
 from workflow.state import split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
 
@@ -68,11 +68,6 @@ try:
 except DamagedRecords as error:  # every invocation verifies the records it plans from before it plans
     raise WorkflowError(str(error)) from None
 PUBLISHED = published(RECORD_ROWS, DESIGN, EXPERIMENTS, NUMERICS_VERSION)
-# A design continues only on CPUs of the vendor its runs were made on (agentrl/numerics.py): elsewhere a dry run
-# still plans, with this warning, and the base_agent job stops before pretraining ('' where this CPU may continue it)
-REFUSED = refuse_to_continue(made_on(RECORD_ROWS, NUMERICS_VERSION), this_cpu()) or ""
-if REFUSED and workflow.is_main_process:
-    logger.warning(f"{RECORDS}: {REFUSED}")
 if workflow.is_main_process:  # a run directory whose run.json cannot be read counts as missing: its job reruns
     for damaged in unreadable_runs(RESULTS):
         logger.warning(f"{damaged} cannot be read as a run: moved to {set_aside(damaged)}, its run is made again")
