@@ -29,10 +29,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from .base_agent import make_base_agent
 from .config import TrainConfig
 from .model import count_parameters, make_critic
+from .optim import adam
 from .packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
 from .sampler import collate, sample_tasks, sequence_log_probs
 from .substrates import DEFAULT, SUBSTRATES, substrate
-from .optim import adam
 from .trainer import ppo_prepare, train, trim, warm_critic
 
 

@@ -17,14 +17,15 @@ import torch
 
 from . import numerics
 from .config import TrainConfig
+from .lengths import BUCKETS, inclusive, label
 from .losses import entropy_from_logits, masked_mean, policy_gradient_step
 from .model import Critic, TinyAgent
+from .optim import adam
 from .ppo import kl_k3, ppo_policy_loss
 from .sampler import collate, rollout_stats, sample_tasks, sequence_log_probs
 from .substrates import DEFAULT, substrate
 from .task_family import TaskFamily
 from .tokenizer import Tokenizer
-from .optim import adam
 from .trainer import Learner, PreparedBatch, ppo_epochs, ppo_prepare, sample_batch, warm_critic
 
 # The listing's generator seeds; seed s shifts each of them by s.
@@ -34,8 +35,6 @@ REINFORCE_LR, REINFORCE_EPISODES = 2e-3, 64  # Chapter 6's REINFORCE, as the lis
 PPO_LR = TrainConfig.lr  # the trainer's default, the chapter's
 UPDATES = (0, 1, 3, 10, 30)  # T1: REINFORCE updates between pi_old and pi_theta
 SURROGATE_UPDATES = (1, 3, 10)  # T3
-LENGTH_BUCKETS = ((0, 8), (8, 16), (16, 64))  # T2: policy tokens per episode, [lo, hi); the last [16, 64], up to the
-# longest cap of any substrate
 T4_RATIOS, T5_RATIOS = (0.5, 0.79, 1.0, 1.1, 1.3, 2.0), (2.0, 5.0, 20.0)
 TRUST_REGION_EPISODES, TRUST_REGION_STEPS = 64, 40  # T6
 MANY_EPOCHS, MANY_EPOCHS_MINIBATCHES, BUG_STEPS, BUG_EPISODES = 16, 4, 8, 64  # T10, T12
@@ -109,9 +108,10 @@ def loglog_slope(x: list[float], y: list[float]) -> float:
     return statistics.linear_regression(*zip(*pairs)).slope
 
 
-def in_length_bucket(lengths: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
-    """[B] bool: policy tokens per episode [B] in T2's bucket [lo, hi), the last bucket closed at its top."""
-    below_top = lengths <= hi if (lo, hi) == LENGTH_BUCKETS[-1] else lengths < hi
+def in_length_bucket(lengths: torch.Tensor, bucket: tuple[int, int]) -> torch.Tensor:
+    """[B] bool: policy tokens per episode [B] in one of T2's buckets (agentrl/lengths.py)."""
+    lo, hi = bucket
+    below_top = lengths <= hi if inclusive(bucket) == 'both' else lengths < hi
     return (lengths >= lo) & below_top
 
 
@@ -134,12 +134,12 @@ def importance_weights(base: TinyAgent, tok: Tokenizer, seed: int, substrate_nam
                                             fresh_pass=fresh_pass(moved, tok, seed, family)))
     lengths = batch['action_mask'].sum(-1)  # [B] policy tokens per episode
     spread = {}
-    for lo, hi in LENGTH_BUCKETS:
-        rows = in_length_bucket(lengths, lo, hi)
-        spread[lo, hi] = dict(episodes=rows.sum().item(),
+    for bucket in BUCKETS:
+        rows = in_length_bucket(lengths, bucket)
+        spread[bucket] = dict(episodes=rows.sum().item(),
                               mean_tokens=lengths[rows].float().mean().item() if rows.any() else math.nan,
                               sd_log_w_k3=_std(log_w[3][rows]), sd_log_w_k10=_std(log_w[10][rows]))
-        out += records('T2', f'{lo}-{hi}', spread[lo, hi])
+        out += records('T2', label(bucket), spread[bucket])
     mean_tokens = [row['mean_tokens'] for row in spread.values()]  # sd ~ sqrt(length): slope 0.5 on log-log
     out += records('T2', 'loglog_slope', {f'sd_log_w_k{k}': loglog_slope(mean_tokens, [row[f'sd_log_w_k{k}']
                                                                                       for row in spread.values()])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from agentrl.lengths import BUCKETS, inclusive, label
+
 from .load import Runs
 
 COLUMNS = ['source', 'kind', 'seed', 'table', 'row', 'metric', 'value']
@@ -24,8 +26,8 @@ RATES = PASS_RATES + ('final_batch_reward', 'fresh_pass', 'snis_estimate', 'ess_
                       'clip_frac_high', 'clip_frac_low', 'clip_frac_dual', 'clip_frac_positive', 'clip_frac_negative',
                       'outside_band', 'above_1_2', 'epochs_used_2_3', *REWARD_BLOCKS)
 RANGES = {metric: (0.0, 1.0) for metric in RATES}  # a metric's range: intervals never leave it
-# Figure 8.1's short and long episodes: policy tokens in [0, 8) and in [16, 64] (T2's buckets)
-LENGTHS = {'tokens=0-8': (0, 8, 'left'), 'tokens=16-64': (16, 64, 'both')}
+# Figure 8.1's short and long episodes: T2's first and last buckets of policy tokens (agentrl/lengths.py)
+LENGTHS = {f'tokens={label(bucket)}': (*bucket, inclusive(bucket)) for bucket in (BUCKETS[0], BUCKETS[-1])}
 
 
 def _long(frame: pd.DataFrame, row, metrics: list[str]) -> pd.DataFrame:

@@ -5,14 +5,18 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
 from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
 from agentrl.config import TrainConfig
-from agentrl.experiments import (EXPERIMENTS, LENGTH_BUCKETS, clip_by_sign, in_length_bucket, loglog_slope, old_batch,
-                                 ratio_by_old_prob, run_experiment)
+from agentrl.experiments import (EXPERIMENTS, clip_by_sign, in_length_bucket, loglog_slope, old_batch, ratio_by_old_prob,
+                                 run_experiment)
+from agentrl.lengths import BUCKETS
+from agentrl.substrates import SUBSTRATES
+from analysis.metrics import LENGTHS
 
 LISTING = Path(__file__).resolve().parents[2] / 'shared' / 'chapter08' / 'chapter08_listing.py'
 
@@ -145,10 +149,21 @@ def test_loglog_slope_recovers_powers_and_rejects_degenerate_data():
 
 
 def test_length_buckets_cover_every_length_up_to_the_longest_cap_once():
-    lengths = torch.arange(0, 66)  # the longest substrate caps an episode at 64 policy tokens
-    masks = torch.stack([in_length_bucket(lengths, lo, hi) for lo, hi in LENGTH_BUCKETS])
+    assert max(s.family.max_policy_tokens for s in SUBSTRATES.values()) == BUCKETS[-1][1] == 64
+    lengths = torch.arange(0, 66)
+    masks = torch.stack([in_length_bucket(lengths, bucket) for bucket in BUCKETS])
     assert masks[:, :65].sum(0).tolist() == [1] * 65 and not masks[:, 65].any()
     assert masks[:, 8].tolist() == [False, True, False] and masks[:, 64].tolist() == [False, False, True]
+
+
+def test_figure_8_1_buckets_episodes_as_t2_does():
+    """The analysis's short and long episodes (pandas' between) are the experiments' first and last buckets."""
+    lengths = pd.Series(range(0, 66))
+    for row, (low, high, inclusive) in LENGTHS.items():
+        bucket = next(b for b in BUCKETS if row == f'tokens={b[0]}-{b[1]}')
+        assert lengths.between(low, high, inclusive=inclusive).tolist() == in_length_bucket(
+            torch.tensor(lengths.values), bucket).tolist()
+    assert list(LENGTHS) == ['tokens=0-8', 'tokens=16-64']
 
 
 def test_clip_by_sign_counts_each_side_over_its_own_tokens():

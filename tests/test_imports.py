@@ -12,7 +12,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ('agentrl', 'analysis', 'workflow')
 # What analysis and the workflow share with agentrl and each other: modules that import neither torch nor pandas.
-SHARED = ['agentrl.algorithms', 'agentrl.files', 'agentrl.numerics', 'agentrl.substrates', 'workflow.design']
+SHARED = ['agentrl.algorithms', 'agentrl.files', 'agentrl.lengths', 'agentrl.numerics', 'agentrl.substrates',
+          'workflow.design']
 
 
 def module_name(path: Path) -> str:
