@@ -106,7 +106,7 @@ def inside_gdb() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m agentrl.audit', description=__doc__.split('\n\n')[0])
-    parser.add_argument('--out', type=Path, help='also write the report here')
+    parser.add_argument('--out', type=Path, help='the report file (default: the agentrl cache, audit/last-report.tsv)')
     parser.add_argument('command', nargs=argparse.REMAINDER, help='the command, after --')
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ['--'] else args.command
