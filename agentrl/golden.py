@@ -58,12 +58,18 @@ def run_digest(run: Path) -> str:
     return hashlib.sha256(json.dumps(numbers, sort_keys=True).encode()).hexdigest()
 
 
-def golden_run(folder: Path) -> Path:
-    """Make the golden run under folder (a CLI job: one thread, the base agent from its cache); its run directory."""
+def golden_command(folder: Path) -> tuple[list[str], Path]:
+    """The golden run's command, its config written under folder, and the run directory it makes there."""
     config, out = folder / 'golden.json', folder / 'run'
     config.write_text(json.dumps(CONFIG, sort_keys=True) + '\n')
-    done = subprocess.run([sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED),
-                           '--out', str(out)], capture_output=True, text=True)
+    return [sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED), '--out',
+            str(out)], out
+
+
+def golden_run(folder: Path) -> Path:
+    """Make the golden run under folder (a CLI job: one thread, the base agent from its cache); its run directory."""
+    command, out = golden_command(folder)
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f'the golden run failed:\n{done.stderr[-3000:]}')
     return out

@@ -1,7 +1,6 @@
 """The vendor audit (agentrl/audit.py): which listing lines it arms, that it catches PyTorch's default Adam taking
 MKL's rsqrtps-based square root (version 3's cause), and that agentrl's Adam and the golden run execute no instruction
 whose result depends on the CPU's vendor. The last two need gdb and objdump, and scan every library once (minutes)."""
-import json
 import shutil
 import subprocess
 import sys
@@ -9,7 +8,7 @@ import sys
 import pytest
 
 from agentrl.audit import vendor_dependent
-from agentrl.golden import CONFIG, SEED
+from agentrl.golden import golden_command
 
 LISTING = '''
   b498f20:\trsqrtps %xmm8,%xmm4
@@ -47,9 +46,7 @@ def test_pytorchs_default_adam_takes_mkls_vendor_dependent_sqrt_and_agentrls_ada
 
 @TOOLS
 def test_the_golden_run_executes_no_vendor_dependent_instruction(tmp_path):
-    config = tmp_path / 'golden.json'
-    config.write_text(json.dumps(CONFIG))
-    done = audit(sys.executable, '-m', 'agentrl', 'train', '--config', str(config), '--seed', str(SEED), '--out',
-                 str(tmp_path / 'run'))
+    command, run = golden_command(tmp_path)
+    done = audit(*command)
     assert done.returncode == 0 and 'executed: 0' in done.stdout, done.stdout + done.stderr
-    assert (tmp_path / 'run' / 'run.json').is_file()
+    assert (run / 'run.json').is_file()

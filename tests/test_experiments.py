@@ -12,9 +12,9 @@ import torch
 from agentrl.base_agent import save_base_agent
 from agentrl.cli import main
 from agentrl.config import TrainConfig
-from agentrl.experiments import (EXPERIMENTS, clip_by_sign, in_length_bucket, loglog_slope, old_batch, ratio_by_old_prob,
-                                 run_experiment)
-from agentrl.lengths import BUCKETS
+from agentrl.experiments import (EXPERIMENTS, clip_by_sign, in_length_bucket, loglog_slope, old_batch,
+                                 ratio_by_old_prob, run_experiment)
+from agentrl.lengths import BUCKETS, label
 from agentrl.substrates import SUBSTRATES
 from analysis.metrics import LENGTHS
 
@@ -162,7 +162,7 @@ def test_figure_8_1_buckets_episodes_as_t2_does():
     """The analysis's short and long episodes (pandas' between) are the experiments' first and last buckets."""
     lengths = pd.Series(range(0, 66))
     for row, (low, high, inclusive) in LENGTHS.items():
-        bucket = next(b for b in BUCKETS if row == f'tokens={b[0]}-{b[1]}')
+        bucket = next(b for b in BUCKETS if row == f'tokens={label(b)}')
         assert lengths.between(low, high, inclusive=inclusive).tolist() == in_length_bucket(
             torch.tensor(lengths.values), bucket).tolist()
     assert list(LENGTHS) == ['tokens=0-8', 'tokens=16-64']
