@@ -22,6 +22,7 @@ import yaml
 from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
+from agentrl.numerics import NUMERICS_VERSION
 from analysis.claims import count_table
 from analysis.records import load_records, run_table
 from analysis.substrates import across, read_substrates
@@ -127,24 +128,42 @@ def published_clone(tmp_path_factory) -> Path:
     return clone
 
 
-def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack(published_clone):
+def assert_continues_from_its_records(clone: Path, config: str, results: str) -> None:
     """A publication in progress (its last look plans another stage): a fresh clone remakes the looks from the
     records (the basis file is not published) to the same plan, then plans exactly the next stage's runs that the
     records lack."""
-    looks = published_looks(published_clone / 'results')
+    looks = published_looks(clone / results)
     following = looks[-1]['next']
-    if not following:
-        pytest.skip('the published design is finished: the default_clone tests check it')
-    last = f'results/stages/stage~{len(looks)}.json'  # with the basis, or Snakemake keeps the look as it is
-    result, _ = snakemake(published_clone, 'config/config.yaml', '--cores', '2', looks_basis(DEFAULT_CONFIG), last)
+    last = f'{results}/stages/stage~{len(looks)}.json'  # with the basis, or Snakemake keeps the look as it is
+    result, _ = snakemake(clone, config, '--cores', '2', looks_basis(clone / config), last)
     assert result.returncode == 0, result.stdout[-6000:]
     assert not runs_in(jobs(result.stdout))  # the looks are remade from the records alone
-    assert json.loads((published_clone / last).read_text())['next'] == following
-    records = load_records(published_clone / 'results' / 'records')
+    assert json.loads((clone / last).read_text())['next'] == following
+    records = load_records(clone / results / 'records')
     held = {f'{row.name}/seed~{row.seed}' for row in records.runs.itertuples()}
     wanted = {f'{name}/seed~{seed}' for name in following['sources'] for seed in range(following['seeds'])}
-    assert runs_in(planned(published_clone, 'config/config.yaml', 'a fresh clone, a design in progress')) == sorted(
-        wanted - held)
+    assert runs_in(planned(clone, config, f'a fresh clone, {results} in progress')) == sorted(wanted - held)
+
+
+def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack(published_clone):
+    if not published_looks(published_clone / 'results')[-1]['next']:
+        pytest.skip('the published design is finished: the default_clone tests check it')
+    assert_continues_from_its_records(published_clone, 'config/config.yaml', 'results')
+
+
+REMAKE = 'results/substrates/tinyagent'  # substrate 1's default design remade at numerics version 4, in progress
+
+
+def test_the_remake_of_substrate_1_continues_from_its_published_records(tmp_path):
+    """The remake publishes its records and looks as it goes; a fresh clone continues it, making only what they lack."""
+    clone = copy_checkout(tmp_path / 'clone')
+    if records_version(clone / REMAKE) != NUMERICS_VERSION:
+        pytest.skip(f'{REMAKE} holds numerics version {records_version(clone / REMAKE)}; this code is version '
+                    f'{NUMERICS_VERSION}')
+    if not published_looks(clone / REMAKE)[-1]['next']:
+        pytest.skip('the remake is finished: it replaces the ledger at results/')
+    config = design_file(clone, DEFAULT_CONFIG, 'remake.yaml', results_dir=REMAKE)
+    assert_continues_from_its_records(clone, config, REMAKE)
 
 
 @pytest.fixture(scope='module')
