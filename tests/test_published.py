@@ -2,7 +2,8 @@
 the workflow runs only what a change needs.
 
 The default design is planned (dry runs) against the published records, in a clone whose numerics version is the one
-the records were made with. The test design is run for real from a published state of its own: the test design run
+the records were made with; a remake in progress at this code's version (results/substrates/tinyagent), in a
+plain clone. The test design is run for real from a published state of its own: the test design run
 to its end in a clone, then everything but what the repository publishes (records, looks, tables, figures, ledger)
 removed. `-s` prints each case's jobs planned and wall time.
 """
@@ -156,12 +157,12 @@ REMAKE = 'results/substrates/tinyagent'  # substrate 1's default design remade a
 
 def test_the_remake_of_substrate_1_continues_from_its_published_records(tmp_path):
     """The remake publishes its records and looks as it goes; a fresh clone continues it, making only what they lack."""
-    clone = copy_checkout(tmp_path / 'clone')
-    if records_version(clone / REMAKE) != NUMERICS_VERSION:
-        pytest.skip(f'{REMAKE} holds numerics version {records_version(clone / REMAKE)}; this code is version '
-                    f'{NUMERICS_VERSION}')
-    if not published_looks(clone / REMAKE)[-1]['next']:
+    version = records_version(REPO / REMAKE)
+    if version != NUMERICS_VERSION:
+        pytest.skip(f'{REMAKE} holds numerics version {version}; this code is version {NUMERICS_VERSION}')
+    if not published_looks(REPO / REMAKE)[-1]['next']:
         pytest.skip('the remake is finished: it replaces the ledger at results/')
+    clone = copy_checkout(tmp_path / 'clone')
     config = design_file(clone, DEFAULT_CONFIG, 'remake.yaml', results_dir=REMAKE)
     assert_continues_from_its_records(clone, config, REMAKE)
 
