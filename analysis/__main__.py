@@ -1,6 +1,8 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims,stage,replay}
+"""Command line: python -m analysis {aggregate,tables,figures,claims,stage,replay,records}
 (--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--seeds JSON --stage K];
 --run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
+`records [--records DIR] --run-files RUN_JSON... --out DIR` writes the records with those runs added (a run replaces
+the record of its name and seed) to --out's records/ and nothing else: a design's runs published before its ledger.
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
 `replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
 decided and cost, and the runs it would need that the records lack (analysis/replay.py)."""
@@ -14,7 +16,7 @@ from agentrl.files import write_text
 from workflow.plan import look_text, seed_plan
 
 from .chapter import Context
-from .load import Runs, combine, load_runs
+from .load import Runs, combine, load_runs, with_runs
 from .records import load_options, load_records, parse_reuse
 from .replay import replay, report
 from .report import aggregate
@@ -24,13 +26,14 @@ from .stats import METHODS
 DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, seeds=None,
                 stage=None)  # the aggregation's options
 PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
-         'claims': ('claims',), 'stage': (), 'replay': ()}
+         'claims': ('claims',), 'stage': (), 'replay': (), 'records': ('records',)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m analysis', description=__doc__)
     parser.add_argument('command', choices=sorted(PARTS),
-                        help='aggregate: everything (tables, figures, claims.md, README.md, records/); or one part')
+                        help='aggregate: everything (tables, figures, claims.md, README.md, records/); or one part '
+                             '(records: --records with --run-files added)')
     parser.add_argument('--runs', default=None, help='root of trainer run directories (default results/runs)')
     parser.add_argument('--experiments', default=None,
                         help='root of chapter experiment runs (default results/experiments)')
@@ -67,8 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
-    if not (given <= {'runs', 'experiments'} or given in ({'records'}, {'run_files'}, {'records', 'reuse'},
-                                                          {'records', 'reuse', 'run_files'})):
+    if args.command == 'records':
+        if given not in ({'run_files'}, {'records', 'run_files'}):
+            parser.error(f'records needs --run-files (and --records to add them to); not {" and ".join(sources) or "nothing"}')
+    elif not (given <= {'runs', 'experiments'} or given in ({'records'}, {'run_files'}, {'records', 'reuse'},
+                                                            {'records', 'reuse', 'run_files'})):
         parser.error('give --records, or --run-files, or --runs/--experiments, or --records with --reuse (and '
                      f'--run-files); not {" and ".join(sources)}')
     try:
@@ -116,6 +122,9 @@ def seeds_value(text: str) -> list[int] | dict:
 
 def read_runs(args: argparse.Namespace) -> tuple[Runs, dict]:
     """The runs the options name, and the options stored with the records (when the records are read whole)."""
+    if args.command == 'records':
+        runs = load_runs(*args.run_files)
+        return (with_runs(load_records(args.records), runs), load_options(args.records)) if args.records else (runs, {})
     if args.reuse is not None:
         reused = load_records(args.records, parse_reuse(args.reuse))
         return (combine(load_runs(*args.run_files), reused) if args.run_files else reused), {}

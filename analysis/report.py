@@ -206,7 +206,7 @@ def exact_csv(frame: pd.DataFrame) -> str:
 def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims'), **options) -> list[Path]:
     """Write the requested parts under out; the index README.md when all three are written."""
     out = Path(out)
-    result = analyse(runs, **options)
+    result = analyse(runs, **options) if set(parts) - {'records'} else None
     paths = []
     if 'tables' in parts:
         paths += write_tables(result, out)

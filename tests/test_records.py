@@ -170,3 +170,46 @@ def test_an_option_given_overrides_the_stored_one(design, tmp_path):
     result = analysis_cli('aggregate', '--records', design / 'records', '--out', tmp_path, '--baseline', 'nope')
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((tmp_path / 'records' / 'aggregate.json').read_text())['baseline'] == 'nope'
+
+
+def parquet_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob('*.parquet'))
+
+
+def test_runs_added_to_records_are_the_records_of_all_of_them(design, tmp_path):
+    """`records`: new records from some runs, the rest added to them, give the aggregation's records, file for file;
+    a run added twice replaces its record."""
+    run_files = sorted(design.glob('*/*/seed~*/run.json'))
+    first = analysis_cli('records', '--run-files', *run_files[:2], '--baseline', 'baseline', '--out', tmp_path / 'a')
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert len(load_records(tmp_path / 'a' / 'records').runs) == 2 and files(tmp_path / 'a') == [
+        f'records/{name}' for name in files(tmp_path / 'a' / 'records')]  # the records only: no table, no ledger
+    rest = analysis_cli('records', '--records', tmp_path / 'a' / 'records', '--run-files', *run_files[1:],
+                        '--out', tmp_path / 'b')
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    names = parquet_files(design / 'records')
+    assert parquet_files(tmp_path / 'b' / 'records') == names
+    assert filecmp.cmpfiles(design / 'records', tmp_path / 'b' / 'records', names, shallow=False)[1:] == ([], [])
+    assert load_options(tmp_path / 'b' / 'records')['baseline'] == 'baseline'  # the records' options, kept
+
+    changed = tmp_path / 'changed' / 'run.json'  # baseline seed 0 again, with another summary value
+    changed.parent.mkdir()
+    run = json.loads((design / 'runs' / 'baseline' / 'seed~0' / 'run.json').read_text())
+    metric = sorted(k for k, v in run['summary'].items() if isinstance(v, float))[0]
+    run['summary'][metric] += 1.0
+    changed.write_text(json.dumps(run))
+    replaced = analysis_cli('records', '--records', design / 'records', '--run-files', changed, '--out', tmp_path / 'c')
+    assert replaced.returncode == 0, replaced.stderr[-3000:]
+    before, after = load_records(design / 'records'), load_records(tmp_path / 'c' / 'records')
+    assert len(after.runs) == len(before.runs)
+    value = after.summaries.query('name == "baseline" and seed == 0 and metric == @metric')['value']
+    assert value.tolist() == [run['summary'][metric]]
+    assert 'minibatches' not in after.tables or not len(after.tables['minibatches'].query(
+        'name == "baseline" and seed == 0'))  # its CSVs were not copied beside the changed run.json
+
+
+def test_records_needs_runs_to_add(design, tmp_path):
+    result = analysis_cli('records', '--records', design / 'records', '--out', tmp_path)
+    assert result.returncode == 2 and 'records needs --run-files (and --records to add them to); not records' \
+        in result.stderr
+    assert not (tmp_path / 'records').exists()

@@ -512,6 +512,32 @@ def test_a_removed_run_is_read_from_the_records_and_one_they_lack_reruns(paralle
     assert len(re.findall(r'^(?:local)?rule train:', out, flags=re.M)) == 1
 
 
+def test_a_design_stopped_half_way_is_published_by_the_records_target_and_continued_from_them(parallel, tmp_path):
+    """`snakemake records` adds the design's runs made so far to its records (not a run outside the design); a clone
+    holding only those records plans exactly the run they lack."""
+    work = copy_workdir(parallel, tmp_path / 'work')
+    results = work / TEST_RESULTS
+    shutil.rmtree(results / 'records')
+    shutil.rmtree(results / 'runs' / 'algorithm~reinforce' / 'seed~1')  # not made yet
+    shutil.copytree(results / 'runs' / BASELINE_CELL / 'seed~0', results / 'runs' / 'not~a-cell' / 'seed~0')
+    out = succeeded(snakemake(work, '--cores', 1, 'records'))
+    assert not re.findall(r'^(?:local)?(?:rule|checkpoint) (?!records:)', out, flags=re.M)  # nothing but the records
+    made = sorted((p.parent.parent.name, int(p.parent.name.split('~')[1])) for p in results.glob('*/*/seed~*/run.json')
+                  if p.parent.parent.name != 'not~a-cell')
+    assert sorted((row['name'], row['seed']) for row in record_rows(results / 'records')) == made
+    for folder in ('runs', 'experiments', 'stages', 'configs'):
+        shutil.rmtree(results / folder)
+    jobs = dry_run_jobs(work)
+    assert [job for job in jobs if job[0] in ('train', 'experiment')] == [
+        ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json')]
+
+
+def test_the_records_target_without_a_run_made_stops_naming_why(tmp_path):
+    result = snakemake(tmp_path, '--cores', 1, 'records')
+    assert result.returncode == 1 and f'no run of the design is made yet under {TEST_RESULTS}' in result.stdout
+    assert not (tmp_path / TEST_RESULTS / 'records').exists()
+
+
 @pytest.mark.parametrize('damaged', ['runs.parquet', 'summaries.parquet', 'minibatches.parquet', 'aggregate.json',
                                      'SHA256SUMS'])
 def test_damaged_records_stop_every_invocation_naming_the_file_and_the_way_back(parallel, tmp_path, damaged):

@@ -3,6 +3,7 @@
 # aggregate`). It reads exactly the design's runs (--run-files, and --reuse of the published records): a stale run
 # of a cell or seed outside the design is not read. In a sequential design it comes after the last stage
 # (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
+# `snakemake records` publishes a design stopped half-way: the records with its runs made so far added.
 
 
 # The basis of the looks and the aggregation (workflow/state.py): the design, the claims files and the code that
@@ -67,3 +68,22 @@ rule aggregate:
     shell:
         "OMP_NUM_THREADS=1 python -m analysis aggregate {params.runs}"
         " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"
+
+
+# The records with every run of the design made so far added (its cells and experiments at any seed of its plan, from
+# the run directories; a run directory replaces the record of its run); the records' other runs are kept. No look, no
+# ledger: a design stopped half-way is published by it, and the next invocation, on any clone, continues from it.
+# Neither input nor output: it runs whenever it is a target, and plans no run.
+rule records:
+    log:
+        f"{RESULTS}/logs/records.log",  # the runs it read and the files it wrote
+    localrule: True
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        runs=lambda wildcards: made_runs_option(),
+        baseline=BASELINE,
+        out=RESULTS,
+    shell:
+        "OMP_NUM_THREADS=1 python -m analysis records {params.runs} --baseline {params.baseline:q} --out {params.out:q}"
+        " > {log:q} 2>&1"

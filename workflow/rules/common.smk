@@ -116,6 +116,17 @@ def runs_of(seeds):
     return files, sources_option(files, RECORDS, reused)
 
 
+def made_runs_option():
+    """The analysis' options that add the design's runs made so far (run directories of its cells and experiments at
+    any seed of its plan) to the records, where there are records."""
+    runs = [run_path(name, seed) for name in [*CELLS, *EXPERIMENTS] for seed in PLAN.seeds]
+    made = [path for path in runs if os.path.exists(path)]
+    if not made:
+        raise WorkflowError(f"no run of the design is made yet under {RESULTS}: nothing to add to its records")
+    records = ["--records", shlex.quote(RECORDS)] if os.path.isdir(RECORDS) else []
+    return " ".join([*records, "--run-files", *map(shlex.quote, made)])
+
+
 def stage1_runs(names):
     """The first stage's runs of these names that the records do not hold (the all_runs and all_experiments targets)."""
     return runs_of({name: PLAN.looks[0] for name in names})[0]
