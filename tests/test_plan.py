@@ -47,9 +47,16 @@ def test_a_stage_adds_only_the_new_seeds_of_the_sources_it_grows_and_says_so():
     added = added_runs(PLAN, after, before)
     assert added == {'baseline': list(range(10, 15)), 'surrogate': list(range(10, 15))}
     assert added_runs(PLAN, before, {}) == {name: list(range(10)) for name in NAMES}
-    assert stage_summary(PLAN, 2, added, ['baseline', 'lam~0.95'], 3) == (
+    seconds = {'baseline': [50.0, 70.0, 54.0], 'surrogate': [20.0]}  # medians 54 and 20
+    assert stage_summary(PLAN, 2, added, ['baseline', 'lam~0.95'], ['baseline', 'baseline', 'surrogate'], seconds) == (
         'stage 2 of at most 3: 1 cells and 1 experiments to 15 seeds, 10 runs added, 3 to make (the others are '
-        'published or here)\n  cells: baseline\n  experiments: surrogate')
+        'published or here), about 128 s of runs at the median time the records hold for each cell and experiment'
+        '\n  cells: baseline\n  experiments: surrogate')
+    assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline', 'surrogate'], {'baseline': [60.0]}).split('\n')[0] \
+        .endswith('2 to make (the others are published or here), about 60 s of runs at the median time the records '
+                  'hold for each cell and experiment (1 of them untimed: the records hold no run of their cell or '
+                  'experiment)')
+    assert '0 to make (the others are published or here)\n' in stage_summary(PLAN, 2, added, ['baseline'], [], {})
 
 
 def test_a_look_file_is_read_only_for_its_basis(tmp_path):

@@ -68,11 +68,13 @@ def jobs(out: str) -> list[tuple[str, str]]:
 
 
 def planned(clone: Path, config: str, case: str) -> list[tuple[str, str]]:
-    """The jobs a dry run plans; prints the case's count and wall time."""
+    """The jobs a dry run plans; prints the case's count and wall time, and the stages' plans as the dry run states
+    them."""
     result, wall = snakemake(clone, config, '--dry-run')
     assert result.returncode == 0, result.stdout[-6000:]
     found = jobs(result.stdout)
-    print(f'\n{case}: dry run plans {len(found)} jobs ({sum(r in RUN_RULES for r, _ in found)} runs) in {wall:.1f} s')
+    print(f'\n{case}: dry run plans {len(found)} jobs ({sum(r in RUN_RULES for r, _ in found)} runs) in {wall:.1f} s',
+          *re.findall(r'^stage \d+ of at most .*$', result.stdout, flags=re.M), sep='\n  ')
     return found
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -179,12 +180,20 @@ def added_runs(plan: SeedPlan, seeds: dict[str, int], before: dict[str, int]) ->
     return {name: list(plan.seeds[before.get(name, 0):n]) for name, n in seeds.items() if n != before.get(name, 0)}
 
 
-def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: Iterable[str], to_make: int) -> str:
-    """What a stage adds, as the workflow logs it (a dry run shows it)."""
+def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: Iterable[str], to_make: list[str],
+                  seconds: dict[str, list[float]]) -> str:
+    """What a stage adds, as the workflow logs it (a dry run shows it): to_make names the cell or experiment of each
+    run to make; seconds: the recorded wall times of each name (state.recorded_seconds), whose medians estimate the
+    time of the runs to make."""
     cells = set(cells)
     grown_cells = [name for name in added if name in cells]
     grown_experiments = [name for name in added if name not in cells]
+    untimed = sum(name not in seconds for name in to_make)
+    estimate = sum(statistics.median(seconds[name]) for name in to_make if name in seconds)
+    cost = (f', about {estimate:,.0f} s of runs at the median time the records hold for each cell and experiment'
+            + (f' ({untimed} of them untimed: the records hold no run of their cell or experiment)' if untimed else '')
+            if to_make else '')
     return (f'stage {stage} of at most {len(plan.looks)}: {len(grown_cells)} cells and {len(grown_experiments)} '
-            f'experiments to {plan.looks[stage - 1]} seeds, {sum(map(len, added.values()))} runs added, {to_make} to '
-            'make (the others are published or here)\n  cells: ' + (', '.join(grown_cells) or 'none')
-            + '\n  experiments: ' + (', '.join(grown_experiments) or 'none'))
+            f'experiments to {plan.looks[stage - 1]} seeds, {sum(map(len, added.values()))} runs added, '
+            f'{len(to_make)} to make (the others are published or here){cost}\n  cells: '
+            + (', '.join(grown_cells) or 'none') + '\n  experiments: ' + (', '.join(grown_experiments) or 'none'))

@@ -69,6 +69,19 @@ def record_rows(records: Path | str) -> list[dict]:
     return [{'numerics_version': UNSTATED_VERSION, **row} for row in rows]
 
 
+def recorded_seconds(records: Path | str) -> dict[str, list[float]]:
+    """Name -> the wall times (seconds) of the records' runs of that name, as their summaries state them (on the
+    machines that made them); {} without records."""
+    path = Path(records) / 'summaries.parquet'
+    if not path.is_file():
+        return {}
+    table = pq.read_table(path, columns=['name', 'value'], filters=[('metric', '==', 'wall_s')]).to_pydict()
+    found: dict[str, list[float]] = {}
+    for name, seconds in zip(table['name'], table['value']):
+        found.setdefault(name, []).append(seconds)
+    return found
+
+
 def unreadable_runs(results_dir: Path | str) -> list[Path]:
     """The run.json files of results_dir's run directories (runs/, experiments/) that cannot be read as a run: not
     JSON, or not an object with a summary and provenance (a file damaged after its job wrote it)."""

@@ -8,6 +8,7 @@ iteration, a job's design against its parent's) is checked here, still before an
 import json
 import os
 import shlex
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
@@ -17,7 +18,7 @@ from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.design import substrate_of
 from workflow.plan import DesignError, seed_plan
-from workflow.state import basis, basis_file, digest, published, record_rows, sources_option
+from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
 
