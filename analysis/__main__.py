@@ -16,7 +16,8 @@ from agentrl.files import write_text
 from workflow.plan import look_text, seed_plan
 
 from .chapter import Context
-from .load import Runs, combine, load_runs, with_runs
+from .load import Runs, combine, load_runs
+from .merge import with_runs
 from .records import load_options, load_records, parse_reuse
 from .replay import replay, report
 from .report import aggregate

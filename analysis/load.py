@@ -7,7 +7,6 @@ and per-iteration/epoch/minibatch CSVs; chapter experiments (kind 'experiment') 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,26 +109,6 @@ def load_runs(*paths: Path | str) -> Runs:
                 tables={k: pd.concat(v, ignore_index=True).sort_values(['name', 'seed'], kind='stable',
                                                                        ignore_index=True)
                         for k, v in tables.items() if v})
-
-
-def select(runs: Runs, pairs: Iterable[tuple[str, int]], keep: bool = True) -> Runs:
-    """The runs whose (name, seed) is among pairs (keep) or is not (not keep); a table left with no rows is dropped."""
-    names, seeds = zip(*pairs) if (pairs := list(pairs)) else ((), ())
-    index = pd.MultiIndex.from_arrays([list(names), list(seeds)], names=['name', 'seed'])
-
-    def rows(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(index) == keep].reset_index(drop=True)
-
-    kept = rows(runs.runs)
-    tables = {name: rows(frame) for name, frame in runs.tables.items()}
-    return Runs(runs=kept, configs={k: v for k, v in runs.configs.items() if k in set(kept['name'])},
-                summaries=rows(runs.summaries), tables={name: frame for name, frame in tables.items() if len(frame)})
-
-
-def with_runs(records: Runs, runs: Runs) -> Runs:
-    """The records with runs added, every frame sorted as load_runs sorts it: a run replaces the record of its name
-    and seed."""
-    return combine(select(records, zip(runs.runs['name'], runs.runs['seed']), keep=False), runs)
 
 
 def combine(first: Runs, second: Runs) -> Runs:

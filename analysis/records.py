@@ -30,7 +30,7 @@ from agentrl.files import verify_records, with_manifest, write_folder
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import BASELINE, cell_name, recorded
 
-from .load import RUN_COLUMNS, TABLES, WHERE_COLUMNS, Runs, select
+from .load import RUN_COLUMNS, TABLES, WHERE_COLUMNS, Runs
 
 RUNS, SUMMARIES, OPTIONS = 'runs', 'summaries', 'aggregate.json'
 ZSTD_LEVEL = 19
@@ -119,16 +119,20 @@ def load_records(folder: Path | str, reuse: dict[str, list[int]] | None = None) 
     renamed = current_names(runs)
     runs, summaries = (frame.assign(name=frame['name'].map(renamed)) for frame in (runs, summaries))
     tables = {name: frame.assign(name=frame['name'].map(renamed)) for name, frame in tables.items()}
+    if reuse is not None:
+        wanted = pd.MultiIndex.from_tuples([(name, seed) for name, seeds in reuse.items() for seed in seeds],
+                                           names=['name', 'seed'])
+        missing = wanted.difference(pd.MultiIndex.from_frame(runs[['name', 'seed']]))
+        if len(missing):
+            raise ValueError(f'{folder} holds no run {missing[0][0]} seed {missing[0][1]}')
+        runs, summaries = (frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(wanted)].reset_index(drop=True)
+                           for frame in (runs, summaries))
+        tables = {name: frame[pd.MultiIndex.from_frame(frame[['name', 'seed']]).isin(wanted)].reset_index(drop=True)
+                  for name, frame in tables.items()}
+        tables = {name: frame for name, frame in tables.items() if len(frame)}
     configs = {name: recorded(json.loads(config)) for name, config in zip(runs['name'], runs['config']) if config}
-    records = Runs(runs=runs.drop(columns='config').assign(path=str(folder))[list(RUN_COLUMNS)],
-                   configs=dict(sorted(configs.items())), summaries=summaries, tables=tables)
-    if reuse is None:
-        return records
-    wanted = [(name, seed) for name, seeds in reuse.items() for seed in seeds]
-    missing = pd.MultiIndex.from_tuples(wanted).difference(pd.MultiIndex.from_frame(runs[['name', 'seed']]))
-    if len(missing):
-        raise ValueError(f'{folder} holds no run {missing[0][0]} seed {missing[0][1]}')
-    return select(records, wanted)
+    return Runs(runs=runs.drop(columns='config').assign(path=str(folder))[list(RUN_COLUMNS)],
+                configs=dict(sorted(configs.items())), summaries=summaries, tables=tables)
 
 
 def claim_samples(inputs: pd.DataFrame, claim: dict) -> list[pd.Series]:

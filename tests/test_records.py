@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment, snakemake, succeeded
+from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment
 
 from analysis.chapter import Context
 from analysis.claims import load_claims, samples
@@ -25,11 +25,9 @@ STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
 
 
 @pytest.fixture(scope='module')
-def design(tmp_path_factory) -> Path:
-    """The test design run end to end by the workflow: its results folder."""
-    workdir = tmp_path_factory.mktemp('design')
-    succeeded(snakemake(workdir, '--cores', 1))
-    return workdir / TEST_RESULTS
+def design(serial) -> Path:
+    """The test design run end to end by the workflow (conftest.py): its results folder."""
+    return serial / TEST_RESULTS
 
 
 def analysis_cli(*args) -> subprocess.CompletedProcess:
@@ -70,7 +68,7 @@ def test_records_hold_the_runs_exactly(design):
     assert len(read.tables['minibatches']) > len(read.tables['epochs']) > 0  # per-minibatch rows are all kept
 
 
-def test_records_say_where_each_run_was_made(design):
+def test_records_say_where_each_run_was_made(design, tmp_path):
     runs = pd.read_parquet(design / 'records' / 'runs.parquet')
     made = json.loads(next((design / 'runs').rglob('run.json')).read_text())['provenance']
     assert len(runs) and (runs['numerics_version'] == made['numerics_version']).all()
@@ -78,13 +76,12 @@ def test_records_say_where_each_run_was_made(design):
     assert set(runs['cpu_capability']) == {made['cpu_capability']} == {'AVX2'} and set(runs['torch']) == {made['torch']}
     assert {json.loads(text)['MKL_CBWR'] for text in runs['numeric_settings']} == {'COMPATIBLE,STRICT'}
     assert set(runs['guarantee']) == {made['guarantee']}
-    older = records_without_where(design)
+    older = records_without_where(design, tmp_path / 'older')
     assert (load_records(older).runs[['cpu', 'torch', 'guarantee']] == '').all().all()  # older records: ''
 
 
-def records_without_where(design: Path) -> Path:
-    """A copy of the design's records as written before the WHERE_COLUMNS (runs.parquet without them)."""
-    folder = design.parent / 'records-before-where'
+def records_without_where(design: Path, folder: Path) -> Path:
+    """A copy of the design's records as written before the WHERE_COLUMNS (runs.parquet without them), in folder."""
     files = {path.name: path.read_bytes() for path in (design / 'records').iterdir() if path.name != 'SHA256SUMS'}
     runs = pd.read_parquet(design / 'records' / 'runs.parquet')
     files['runs.parquet'] = parquet_bytes(runs.drop(columns=WHERE_COLUMNS))

@@ -380,16 +380,6 @@ def run_workflow(workdir: Path, cores: int) -> Path:
     return workdir
 
 
-@pytest.fixture(scope='module')
-def serial(tmp_path_factory):
-    return run_workflow(tmp_path_factory.mktemp('serial'), cores=1)
-
-
-@pytest.fixture(scope='module')
-def parallel(tmp_path_factory):
-    return run_workflow(tmp_path_factory.mktemp('parallel'), cores=2)
-
-
 def copy_workdir(workdir: Path, target: Path) -> Path:
     """A copy of a finished working directory (results and .snakemake metadata, modification times kept)."""
     shutil.copytree(workdir, target, symlinks=True)
