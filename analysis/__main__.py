@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     given = set(sources)
     if args.command == 'records':
         if given not in ({'run_files'}, {'records', 'run_files'}):
-            parser.error(f'records needs --run-files (and --records to add them to); not {" and ".join(sources) or "nothing"}')
+            parser.error('records needs --run-files (and --records to add them to); '
+                         f'not {" and ".join(sources) or "nothing"}')
     elif not (given <= {'runs', 'experiments'} or given in ({'records'}, {'run_files'}, {'records', 'reuse'},
                                                             {'records', 'reuse', 'run_files'})):
         parser.error('give --records, or --run-files, or --runs/--experiments, or --records with --reuse (and '
