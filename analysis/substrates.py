@@ -148,19 +148,28 @@ def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]
         return save(fig, stem)
 
 
+def made(rows: list[dict]) -> str:
+    """Records' rows (workflow.state.record_rows) -> how many runs, at which numerics versions: '760 runs, numerics
+    version 4'."""
+    versions = sorted({int(row['numerics_version']) for row in rows})
+    named = ' and '.join(map(str, versions))
+    return f'{len(rows)} runs, numerics version{"s" if len(versions) > 1 else ""} {named}'
+
+
 def progress(design: dict, folder: Path, ledger: bool) -> str:
-    """How far a design got, from its results folder: its runs (its records, verified: workflow.state.record_rows)
-    and its last look (the ledger's stage, aggregate.json; its look file's `next` is empty when the design is done)."""
+    """How far a design got, from its results folder: its runs and their numerics versions (its records, verified:
+    workflow.state.record_rows) and its last look (the ledger's stage, aggregate.json; its look file's `next` is
+    empty when the design is done)."""
     records = folder / 'records'
-    runs = len(record_rows(records))
+    rows = record_rows(records)
     if not ledger:
-        return f'no look yet: {runs} runs in its records' if runs else 'not run'
+        return f'no look yet: its records hold {made(rows)}' if rows else 'not run'
     plan, stage = seed_plan(design), json.loads((records / 'aggregate.json').read_text())['stage']
     if stage is None:
-        return f'done: one look at {plan.looks[0]} seeds, {runs} runs'
+        return f'done: one look at {plan.looks[0]} seeds, {made(rows)}'
     done = not json.loads((folder / 'stages' / f'stage~{stage}.json').read_text())['next']
     return (f'{"done" if done else "open"}: look {stage} of at most {len(plan.looks)} ({plan.looks[stage - 1]} '
-            f'seeds), {runs} runs')
+            f'seeds), {made(rows)}')
 
 
 def read_substrates(designs: list[str]) -> dict[str, Judged]:

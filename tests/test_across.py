@@ -7,7 +7,7 @@ import pytest
 
 from agentrl.files import with_manifest, write_folder
 from analysis.records import parquet_bytes
-from analysis.substrates import Judged, across, class_counts, figure, main, read_substrates
+from analysis.substrates import Judged, across, class_counts, figure, made, main, read_substrates
 
 ROWS = [  # id, part, group, source
     ('a', 'direction', 'chapter', 'T6 (8.3)'),
@@ -74,9 +74,10 @@ def design(tmp_path, name: str) -> str:
     return str(path)
 
 
-def records(folder, runs: int, stage: int | None) -> None:
-    """A records folder of `runs` runs whose aggregation stopped at `stage`, with its manifest (as published)."""
-    frame = pd.DataFrame({'kind': 'train', 'name': 'baseline', 'seed': range(runs)})
+def records(folder, runs: int, stage: int | None, version: int = 4) -> None:
+    """A records folder of `runs` runs at numerics `version` whose aggregation stopped at `stage`, with its manifest
+    (as published)."""
+    frame = pd.DataFrame({'kind': 'train', 'name': 'baseline', 'seed': range(runs), 'numerics_version': version})
     write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame),
                                                     'aggregate.json': json.dumps(dict(stage=stage)).encode()}))
 
@@ -88,7 +89,7 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     records(tmp_path / 'tinyagent', 500, 2)
     (tmp_path / 'tinyagent' / 'stages').mkdir()
     (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
-    records(tmp_path / 'longer', 74, None)
+    records(tmp_path / 'longer', 74, None, version=3)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
     table = pd.read_csv(tmp_path / 'out' / 'substrates.csv', keep_default_na=False)
@@ -96,12 +97,17 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert list(table['direction: larger']) == ['untested'] * 4
     markdown = (tmp_path / 'out' / 'substrates.md').read_text()
     assert markdown.startswith('Claims on 3 substrates (tinyagent, longer, larger)')
-    assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs |' in markdown
-    assert '| longer | no look yet: 74 runs in its records |' in markdown and '| larger | not run |' in markdown
+    assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs, numerics version 4 |' in markdown
+    assert '| longer | no look yet: its records hold 74 runs, numerics version 3 |' in markdown and '| larger | not run |' in markdown
     assert '| direction | 0 | 0 | 0 | 4 |' in markdown
     assert '| tinyagent | 3 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown  # direction: holds, fails, open, untested
     assert '| larger | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
     assert (tmp_path / 'out' / 'substrates.png').stat().st_size > 1000
+
+
+def test_a_designs_runs_name_their_numerics_versions():
+    assert made([{'numerics_version': 4}] * 2) == '2 runs, numerics version 4'
+    assert made([{'numerics_version': v} for v in (4, 3, 4)]) == '3 runs, numerics versions 3 and 4'
 
 
 def test_two_designs_of_one_substrate_or_no_ledger_anywhere_are_named(tmp_path, capsys):
