@@ -2,8 +2,7 @@
 the workflow runs only what a change needs.
 
 The default design is planned (dry runs) against the published records, in a clone whose numerics version is the one
-the records were made with; a remake in progress at this code's version (results/substrates/tinyagent), in a
-plain clone. The test design is run for real from a published state of its own: the test design run
+the records were made with. The test design is run for real from a published state of its own: the test design run
 to its end in a clone, then everything but what the repository publishes (records, looks, tables, figures, ledger)
 removed. `-s` prints each case's jobs planned and wall time.
 """
@@ -23,7 +22,6 @@ import yaml
 from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
-from agentrl.numerics import NUMERICS_VERSION
 from analysis.claims import count_table
 from analysis.records import load_records, run_table
 from analysis.substrates import across, read_substrates
@@ -152,21 +150,6 @@ def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_reco
     if not published_looks(published_clone / 'results')[-1]['next']:
         pytest.skip('the published design is finished: the default_clone tests check it')
     assert_continues_from_its_records(published_clone, 'config/config.yaml', 'results')
-
-
-REMAKE = 'results/substrates/tinyagent'  # substrate 1's default design remade at numerics version 4, in progress
-
-
-def test_the_remake_of_substrate_1_continues_from_its_published_records(tmp_path):
-    """The remake publishes its records and looks as it goes; a fresh clone continues it, making only what they lack."""
-    version = records_version(REPO / REMAKE)
-    if version != NUMERICS_VERSION:
-        pytest.skip(f'{REMAKE} holds numerics version {version}; this code is version {NUMERICS_VERSION}')
-    if not published_looks(REPO / REMAKE)[-1]['next']:
-        pytest.skip('the remake is finished: it replaces the ledger at results/')
-    clone = copy_checkout(tmp_path / 'clone')
-    config = design_file(clone, DEFAULT_CONFIG, 'remake.yaml', results_dir=REMAKE)
-    assert_continues_from_its_records(clone, config, REMAKE)
 
 
 @pytest.fixture(scope='module')
