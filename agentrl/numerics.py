@@ -25,7 +25,8 @@ numbers, an Intel CPU (family 6, model 167) others. The cause, found by breaking
 vendor decides (rcpps, rsqrtps and their kin, x87 transcendentals) in every library a run loads: the pretraining's
 single-tensor Adam took its square root through MKL's vector math, whose float sqrt refines rsqrtps and ends an ulp
 off on a vendor-dependent sixth of inputs. Under version 4 no such instruction executes in a run
-(results/measurements.md, "The cause"), so the guarantee is every vendor's CPUs; measured on Intel only so far.
+(results/measurements.md, "The cause"), so the guarantee is every vendor's CPUs; measured: an Intel Xeon (family 6,
+model 167) and an AMD EPYC (family 25, model 17) give the golden run the same digest.
 
 Pure Python: imports neither torch nor pandas, so the workflow and the analysis can read it cheaply.
 """
@@ -58,7 +59,7 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     3: 'the same bits on x86-64 CPUs with AVX2 of the vendor that made the run (measured: AMD\'s Zen 3, 4 and 5 agree, '
        "an Intel CPU gives other bits: the pretraining's Adam took MKL's vendor-dependent square root)",
     NUMERICS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
-                      'measured on Intel only)',
+                      'measured on Intel and AMD)',
 }
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
