@@ -1,6 +1,7 @@
-"""The promise that every published run reruns bit for bit on another x86-64 machine with AVX2 of the vendor that made
-it (agentrl/numerics.py), checked: a seeded sample of a design's published runs (trainer cells and chapter experiments
-both, where the records hold both) made again from nothing, here, and compared with their records exactly.
+"""The promise that every published run reruns bit for bit on another x86-64 machine with AVX2, of any vendor at
+this numerics version (agentrl/numerics.py), checked: a seeded sample of a design's published runs (trainer cells and
+chapter experiments both, where the records hold both) made again from nothing, here, and compared with their records
+exactly.
 
     python -m analysis.recheck [--configfile config/config.yaml] [--sample 4] [--seed 0] [--runs NAME:SEED ...]
 
@@ -11,9 +12,8 @@ read, and nothing is written there. Each run directory is read as the analysis r
 with the records: its numerics version, summary and tables, float equality with NaN equal to NaN, the wall times
 (agentrl.numerics.TIMING) left out. One row a run: where the records say it was made, where it was rerun (the CPU
 agentrl records), identical or the first table, column and row that differs, and whether the two CPUs are of one
-vendor (the promise's scope: a run of another vendor's is compared all the same, to measure it); exit status 1 if any
-run differs. A run the records lack, or one made at another numerics version than this code's, is refused before
-anything runs.
+vendor (a rerun on another vendor's CPU checks the promise across vendors); exit status 1 if any run differs. A run
+the records lack, or one made at another numerics version than this code's, is refused before anything runs.
 (It lives in analysis, not workflow, because it reads runs as the analysis does: the workflow imports no analysis.)
 """
 from __future__ import annotations
@@ -208,10 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [compare(run, records, path) for run, path in zip(runs, rerun(args.configfile, runs, workdir))]
     print(to_markdown(pd.DataFrame(rows)), end='')
     same, foreign = sum(row['identical'] == 'yes' for row in rows), sum(row['same vendor'] == 'no' for row in rows)
+    across = f"; {foreign} of them made on another vendor's CPU" if foreign else ''
     print(f'{same} of {len(rows)} runs identical to their records; made again and compared in '
-          f'{time.perf_counter() - start:.0f} s' + (f"; {foreign} of them made on another vendor's CPUs, where the "
-                                                     'same numbers are not promised (agentrl/numerics.py)'
-                                                     if foreign else ''))
+          f'{time.perf_counter() - start:.0f} s{across}')
     return 0 if same == len(rows) else 1
 
 
