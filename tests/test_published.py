@@ -22,11 +22,12 @@ import yaml
 from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
+from agentrl.numerics import NUMERICS_VERSION
 from analysis.claims import count_table
 from analysis.records import load_records, run_table
 from analysis.substrates import across, read_substrates
 from analysis.text import to_markdown
-from workflow.design import expand_design
+from workflow.design import expand_design, load_design
 from workflow.plan import seed_plan
 from workflow.state import basis, digest
 
@@ -113,6 +114,32 @@ def published_looks(results: Path) -> list[dict]:
     """The published looks of the default design, stage 1 on."""
     paths = sorted((results / 'stages').glob('stage~*.json'), key=lambda p: int(p.stem.split('~')[1]))
     return [json.loads(path.read_text()) for path in paths]
+
+
+DESIGNS = [DEFAULT_CONFIG, *sorted((REPO / 'config' / 'substrates').glob('*.yaml'))]
+
+
+@pytest.mark.parametrize('design', DESIGNS, ids=lambda path: path.stem)
+def test_every_published_look_is_of_this_checkouts_basis(design):
+    """A change to the claims or to the code deciding them moves every look's basis: the published looks must be
+    made again (a run of the design, which makes no run) before the change lands, or a fresh clone would plan from
+    looks that no longer hold. A design whose records are of an older numerics version is superseded, not guarded."""
+    config = load_design(design)
+    results = REPO / config['results_dir']
+    looks = published_looks(results)
+    if not looks:
+        pytest.skip(f'{design.name}: no published look yet')
+    version = records_version(results)
+    if version != NUMERICS_VERSION:
+        pytest.skip(f'{design.name}: its records are of numerics version {version}, this checkout makes version '
+                    f'{NUMERICS_VERSION}: the design is made again from nothing')
+    current = digest(basis(config, version))
+    stale = [look['stage'] for look in looks if look['basis'] != current]
+    assert not stale, (f'{design.name}: the published looks of stages {stale} were made for basis '
+                       f'{looks[0]["basis"]}, this checkout is basis {current} (the claims or the code deciding them '
+                       f'changed): run the design once (`snakemake --profile workflow/profiles/default --cores N '
+                       f'--configfile {design.relative_to(REPO)}`: no run, the looks and the ledger remade) and '
+                       f'publish its stages and ledger')
 
 
 @pytest.fixture(scope='module')
