@@ -181,16 +181,18 @@ def added_runs(plan: SeedPlan, seeds: dict[str, int], before: dict[str, int]) ->
 
 
 def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: Iterable[str], to_make: list[str],
-                  seconds: dict[str, list[float]]) -> str:
+                  seconds: dict[str, list[float]], made_on: Iterable[str] = ()) -> str:
     """What a stage adds, as the workflow logs it (a dry run shows it): to_make names the cell or experiment of each
     run to make; seconds: the recorded wall times of each name (state.recorded_seconds), whose medians estimate the
-    time of the runs to make."""
+    time of the runs to make; made_on: the CPUs the records' runs were made on (times hold for those machines)."""
     cells = set(cells)
     grown_cells = [name for name in added if name in cells]
     grown_experiments = [name for name in added if name not in cells]
     untimed = sum(name not in seconds for name in to_make)
     estimate = sum(statistics.median(seconds[name]) for name in to_make if name in seconds)
+    machines = sorted(set(made_on))
     cost = (f', about {estimate:,.0f} s of runs at the median time the records hold for each cell and experiment'
+            + (f' (made on {"; ".join(machines)})' if machines else '')
             + (f' ({untimed} of them untimed: the records hold no run of their cell or experiment)' if untimed else '')
             if to_make else '')
     return (f'stage {stage} of at most {len(plan.looks)}: {len(grown_cells)} cells and {len(grown_experiments)} '
