@@ -57,6 +57,9 @@ def test_a_stage_adds_only_the_new_seeds_of_the_sources_it_grows_and_says_so():
                   'hold for each cell and experiment (1 of them untimed: the records hold no run of their cell or '
                   'experiment)')
     assert '0 to make (the others are published or here)\n' in stage_summary(PLAN, 2, added, ['baseline'], [], {})
+    assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline', 'surrogate'], {}).split('\n')[0].endswith(
+        '2 to make (the others are published or here), none timed: the records hold no run of their cells or '
+        'experiments')
     machines = ['AMD EPYC (family 25)', 'Intel Xeon (family 6)', 'AMD EPYC (family 25)']
     assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline'], {'baseline': [60.0]}, machines).split('\n')[0] \
         .endswith('about 60 s of runs at the median time the records hold for each cell and experiment (made on AMD '

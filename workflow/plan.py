@@ -191,10 +191,15 @@ def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells
     untimed = sum(name not in seconds for name in to_make)
     estimate = sum(statistics.median(seconds[name]) for name in to_make if name in seconds)
     machines = sorted(set(made_on))
-    cost = (f', about {estimate:,.0f} s of runs at the median time the records hold for each cell and experiment'
-            + (f' (made on {"; ".join(machines)})' if machines else '')
-            + (f' ({untimed} of them untimed: the records hold no run of their cell or experiment)' if untimed else '')
-            if to_make else '')
+    if not to_make:
+        cost = ''
+    elif untimed == len(to_make):
+        cost = ', none timed: the records hold no run of their cells or experiments'
+    else:
+        cost = (f', about {estimate:,.0f} s of runs at the median time the records hold for each cell and experiment'
+                + (f' (made on {"; ".join(machines)})' if machines else '')
+                + (f' ({untimed} of them untimed: the records hold no run of their cell or experiment)'
+                   if untimed else ''))
     return (f'stage {stage} of at most {len(plan.looks)}: {len(grown_cells)} cells and {len(grown_experiments)} '
             f'experiments to {plan.looks[stage - 1]} seeds, {sum(map(len, added.values()))} runs added, '
             f'{len(to_make)} to make (the others are published or here){cost}\n  cells: '
