@@ -31,7 +31,10 @@ class Substrate:
     d_ff: int = 256
     family: TaskFamily = TaskFamily()
     demos: DemoPolicy = DemoPolicy()
-    run_cost: float = 1.0  # a training run's time against tinyagent's (python -m agentrl.bench --chapter-run)
+    # a trainer run's time against tinyagent's, for the cluster's time limits (workflow/design.py, runtime_minutes):
+    # from the published records, the median cell's seconds per episode and pass against substrate 1's (larger 1.43,
+    # longer's version-3 records 1.62; both partly on an AMD EPYC, substrate 1 on an Intel Xeon)
+    run_cost: float = 1.0
 
     def model_fields(self) -> dict:
         """The base agent's TinyAgentConfig fields but its vocabulary size; its context the family's."""
@@ -51,7 +54,7 @@ SUBSTRATES = {s.name: s for s in (
     # is 0.78 (results/measurements.md, "What the substrate measures")
     Substrate(DEFAULT, "the chapter's TinyAgent on BugFix, as calibrated here", d_model=32, n_layers=2),
     Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4,
-              run_cost=4.4),
+              run_cost=1.5),
     # two bugs: test, edit, test, edit, test, submit is 6 turns and 18 policy tokens, with room for retries; the
     # longest episode the caps allow (every answer a 16-token failing test) is 2 + prompt + 64 + 9 x 16 tokens,
     # 252 for a 42-token prompt (three computing lines and a return), the longest a pretraining program has.
@@ -60,7 +63,7 @@ SUBSTRATES = {s.name: s for s in (
     # 13.3) before any pretraining, gives 2.3x (18.3 tokens, pass 0.097)
     Substrate('longer', "the chapter's TinyAgent on BugFix tasks with two bugs each", d_model=32, n_layers=2,
               family=TaskFamily(bugs=2, max_turns=10, max_policy_tokens=64, max_len=256),
-              demos=DemoPolicy(submit_first=0.20), run_cost=1.9),
+              demos=DemoPolicy(submit_first=0.20), run_cost=1.6),
 )}
 
 

@@ -95,8 +95,8 @@ def test_the_test_design_extends_the_default_and_states_no_axis_of_its_own():
 def test_the_jobs_needs_follow_from_the_cells():
     cells = {name: cell.values for name, cell in expand_design(DESIGN).items()}
     assert runtime_minutes(cells['baseline']) == 5  # at least 5 minutes
-    assert runtime_minutes(dict(cells['baseline'], iterations=300)) == 14  # 3x (5 s + 300 x 64 x 5 passes x 2.7 ms)
-    assert runtime_minutes(dict(cells['baseline'], iterations=300, substrate='larger')) == 58  # each pass 4.4x
+    assert runtime_minutes(dict(cells['baseline'], iterations=300)) == 34  # 3x (5 s + 300 x 64 x 5 passes x 7 ms)
+    assert runtime_minutes(dict(cells['baseline'], iterations=300, substrate='larger')) == 51  # each pass 1.5x
     assert shared_critic(cells) == '{}\n'  # no critic constant set: TrainConfig's defaults
     larger = expand_design(dict(DESIGN, baseline=dict(BASELINE, substrate='larger')))
     assert shared_critic({n: c.values for n, c in larger.items()}) == '{"substrate": "larger"}\n'  # its tasks

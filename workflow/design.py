@@ -220,12 +220,12 @@ def baseline_name(config: dict) -> str:
 # --- what the jobs need: their time, the warmed critic they share, the design they were planned with
 
 # One job's time, one thread: a PPO cell does (epochs + 1) passes over each batch (sampling, then the
-# epochs), REINFORCE two. Measured with `python -m agentrl.bench --chapter-run` (issue 12): the chapter's
-# default cell (30 x 64 episodes, 4 epochs, its critic warmed beforehand) trains and evaluates in 26 s
-# on one thread of a 2-core machine (matmul peak 98 GFLOP/s), 2.7 ms per episode and pass; a job adds
-# about 5 s to start Python, import torch (and torch._dynamo, which torch.optim imports) and load the
-# base agent and the critic. The estimate is tripled and rounded up.
-SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.0027, 5
+# epochs), REINFORCE two. Measured from substrate 1's published records (their wall_s over episodes x passes, two
+# runs at a time on a 2-core Intel Xeon): a median of 6.4 ms per episode and pass across its 22 cells, 17.5 ms in
+# the slowest run; a job adds about 5 s to start Python, import torch and load the base agent and the critic. The
+# estimate is tripled and rounded up (21 ms per episode and pass). `python -m agentrl.bench --chapter-run` alone on
+# the cores gives about 3 ms.
+SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.007, 5
 
 
 def runtime_minutes(values: dict) -> int:

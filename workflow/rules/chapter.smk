@@ -13,7 +13,8 @@ rule experiment:
     conda:
         "../../envs/agentrl.yaml"
     threads: 1
-    # runtime in minutes: the slowest experiment (sixteen_epochs) took at most 44 s a seed in the published runs
+    # runtime in minutes: the slowest experiment (sixteen_epochs) took at most 172 s a seed in the published runs
+    # (substrate `larger`)
     resources:
         runtime=5,
         mem_mb=2500,
