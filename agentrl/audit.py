@@ -7,9 +7,9 @@ x86-64 CPU; a few instructions do not: the approximate reciprocal and reciprocal
 scalar and VEX forms: Intel's and AMD's tables differ) and the x87 transcendentals (fsin, f2xm1, ...). The command runs
 under gdb with a breakpoint on every such instruction of every shared object it maps; each one executed is printed
 (library, offset, instruction, function, the first time) and the exit status is 1 where any was. Found under numerics
-version 3: the pretraining's Adam took MKL's float sqrt, which refines rsqrtps (agentrl/optim.py). Needs gdb and
-objdump; a library's disassembly is scanned once and cached under the agentrl cache folder (libtorch_cpu: 2 minutes).
-Runs at the command's speed except at its libraries' loading.
+version 3: the pretraining's Adam took MKL's float sqrt, which refines rsqrtps (agentrl/optim.py). Needs gdb, objdump
+and grep; a library's disassembly is scanned once and cached under the agentrl cache folder (libtorch_cpu: about a
+minute). Runs at the command's speed except at its libraries' loading.
 
 Pure standard library: gdb loads this same file into its own Python to run the command (`inside_gdb`).
 """
@@ -24,15 +24,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-VENDOR_DEPENDENT = re.compile(r'^\s*([0-9a-f]+):\s+((?:v?(?:rcp|rsqrt)(?:ps|ss)|f2xm1|fyl2x|fyl2xp1|fsin|fcos|fsincos'
-                              r'|fptan|fpatan)\b.*)$')
+# One pattern for Python's re and GNU grep -E (which filters objdump's gigabytes before Python reads them): no (?:.
+VENDOR_DEPENDENT = (r'^\s*([0-9a-f]+):\s+((v?(rcp|rsqrt)(ps|ss)|f2xm1|fyl2x|fyl2xp1|fsin|fcos|fsincos|fptan|fpatan)'
+                    r'\b.*)$')
 SITES_VARIABLE, REPORT_VARIABLE = 'AGENTRL_AUDIT_CACHE', 'AGENTRL_AUDIT_REPORT'
 FINISHED = '# finished: '  # the report's last line, once the command has run to its end
 
 
 def vendor_dependent(listing: str) -> list[tuple[int, str]]:
     """The vendor-dependent instructions of an objdump listing: (address, instruction text)."""
-    matches = (VENDOR_DEPENDENT.match(line) for line in listing.splitlines())
+    matches = (re.match(VENDOR_DEPENDENT, line) for line in listing.splitlines())
     return [(int(m.group(1), 16), ' '.join(m.group(2).split())) for m in matches if m]
 
 
@@ -43,8 +44,11 @@ def sites(library: str, cache: Path) -> list[tuple[int, str]]:
     cached = cache / f'{Path(library).name}-{key}.json'
     if cached.is_file():
         return [tuple(site) for site in json.loads(cached.read_text())]
-    found = vendor_dependent(subprocess.run(['objdump', '-d', '--no-show-raw-insn', library], capture_output=True,
-                                            text=True).stdout)
+    listing = subprocess.Popen(['objdump', '-d', '--no-show-raw-insn', library], stdout=subprocess.PIPE)
+    candidates = subprocess.run(['grep', '-E', VENDOR_DEPENDENT], stdin=listing.stdout, capture_output=True, text=True)
+    listing.stdout.close()
+    listing.wait()
+    found = vendor_dependent(candidates.stdout)
     cache.mkdir(parents=True, exist_ok=True)
     temporary = cached.with_suffix('.tmp')
     temporary.write_text(json.dumps(found))

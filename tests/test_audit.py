@@ -1,6 +1,6 @@
 """The vendor audit (agentrl/audit.py): which listing lines it arms, that it catches PyTorch's default Adam taking
 MKL's rsqrtps-based square root (version 3's cause), and that agentrl's Adam and the golden run execute no instruction
-whose result depends on the CPU's vendor. The last two need gdb and objdump, and scan every library once (minutes)."""
+whose result depends on the CPU's vendor. The last two need gdb, objdump and grep, and scan every library once (minutes)."""
 import shutil
 import subprocess
 import sys
@@ -19,7 +19,7 @@ LISTING = '''
   3c0:\tvsqrtps %ymm1,%ymm2
   3d0:\trcpss  %xmm1,%xmm0
 '''
-TOOLS = pytest.mark.skipif(not (shutil.which('gdb') and shutil.which('objdump')), reason='needs gdb and objdump')
+TOOLS = pytest.mark.skipif(not all(map(shutil.which, ('gdb', 'objdump', 'grep'))), reason='needs gdb, objdump and grep')
 
 
 def test_the_approximate_and_x87_instructions_are_armed_and_the_exact_ones_not():
