@@ -1,6 +1,7 @@
 """The vendor audit (agentrl/audit.py): which listing lines it arms, that it catches PyTorch's default Adam taking
 MKL's rsqrtps-based square root (version 3's cause), and that agentrl's Adam and the golden run execute no instruction
-whose result depends on the CPU's vendor. The last two need gdb, objdump and grep, and scan every library once (minutes)."""
+whose result depends on the CPU's vendor. The last two need gdb, objdump and grep, and scan every library once
+(minutes)."""
 import shutil
 import subprocess
 import sys
