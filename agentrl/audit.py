@@ -25,15 +25,15 @@ import sys
 from pathlib import Path
 
 # One pattern for Python's re and GNU grep -E (which filters objdump's gigabytes before Python reads them): no (?:.
-VENDOR_DEPENDENT = (r'^\s*([0-9a-f]+):\s+((v?(rcp|rsqrt)(ps|ss)|f2xm1|fyl2x|fyl2xp1|fsin|fcos|fsincos|fptan|fpatan)'
-                    r'\b.*)$')
+VENDOR_DEPENDENT = re.compile(r'^\s*([0-9a-f]+):\s+((v?(rcp|rsqrt)(ps|ss)|f2xm1|fyl2x|fyl2xp1|fsin|fcos|fsincos|fptan'
+                              r'|fpatan)\b.*)$')
 SITES_VARIABLE, REPORT_VARIABLE = 'AGENTRL_AUDIT_CACHE', 'AGENTRL_AUDIT_REPORT'
 FINISHED = '# finished: '  # the report's last line, once the command has run to its end
 
 
 def vendor_dependent(listing: str) -> list[tuple[int, str]]:
     """The vendor-dependent instructions of an objdump listing: (address, instruction text)."""
-    matches = (re.match(VENDOR_DEPENDENT, line) for line in listing.splitlines())
+    matches = (VENDOR_DEPENDENT.match(line) for line in listing.splitlines())
     return [(int(m.group(1), 16), ' '.join(m.group(2).split())) for m in matches if m]
 
 
@@ -45,9 +45,12 @@ def sites(library: str, cache: Path) -> list[tuple[int, str]]:
     if cached.is_file():
         return [tuple(site) for site in json.loads(cached.read_text())]
     listing = subprocess.Popen(['objdump', '-d', '--no-show-raw-insn', library], stdout=subprocess.PIPE)
-    candidates = subprocess.run(['grep', '-E', VENDOR_DEPENDENT], stdin=listing.stdout, capture_output=True, text=True)
+    candidates = subprocess.run(['grep', '-E', VENDOR_DEPENDENT.pattern], stdin=listing.stdout, capture_output=True,
+                                text=True)
     listing.stdout.close()
-    listing.wait()
+    if listing.wait() != 0 or candidates.returncode > 1:  # grep: 1 is "no line matched", 2 an error
+        raise RuntimeError(f'could not scan {library}: objdump exit {listing.returncode}, grep exit '
+                           f'{candidates.returncode} {candidates.stderr.strip()}')
     found = vendor_dependent(candidates.stdout)
     cache.mkdir(parents=True, exist_ok=True)
     temporary = cached.with_suffix('.tmp')
