@@ -7,6 +7,7 @@ numbers and no verdict. Deterministic checks (kind 'check') are listed apart and
 """
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
@@ -16,20 +17,19 @@ from .chapter import LOADER, Context, Selected, load_chapter, resolve
 from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
 from .text import number, to_markdown
-from .verdicts import CHECKS, DEFAULTS, UNTESTED, VERDICTS, clean, decide
+from .verdicts import CHECKS, DEFAULTS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide
 from .words import describe
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 FINDING = 'finding'
 COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
            'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale',
-           'registered', 'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile',
+           'registered', 'rules', 'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile',
            'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
 DIRECTION_SUFFIX = '-direction'
 DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
-SIZE_WORDS = {'reproduced': 'inside the band', 'contradicted': 'outside the band'}  # a size verdict, as shown
 
 
 def expand(inputs: list[dict]) -> list[dict]:
@@ -43,11 +43,19 @@ def expand(inputs: list[dict]) -> list[dict]:
 
 
 def printed_value(spec: dict, chapter: dict) -> str | None:
-    """The chapter's printed value of a figure spec ({table, row, metric}), if it printed one."""
+    """The chapter's printed value of a figure spec ({table, row, metric}), if it printed one; of a difference
+    (`minus`, `abs`), the difference of its printed values, to the digits of the finer."""
     if 'value' in spec:
         return str(spec['value'])
-    if 'table' not in spec or 'minus' in spec:
+    if 'table' not in spec:
         return None
+    if 'minus' in spec:
+        head = {k: v for k, v in spec.items() if k not in ('minus', 'abs')}
+        both = [printed_value(head, chapter), printed_value({**head, **spec['minus']}, chapter)]
+        if None in both:
+            return None
+        difference = Decimal(both[0]) - Decimal(both[1])
+        return str(abs(difference) if spec.get('abs') else difference)
     return chapter['tables'].get(spec['table'], {}).get('values', {}).get(str(spec.get('row', '')), {}).get(
         spec['metric'])
 
@@ -68,20 +76,65 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     for claim in raw['claims']:
         inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
                   for spec in expand(claim['inputs'])]
-        claims.append({**rules, 'registered': raw.get('registered', ''), **claim, 'inputs': inputs})
+        claims.append({**rules, 'registered': raw.get('registered', ''), 'rules': rules_changed(raw), **claim,
+                       'inputs': inputs})
         claims += [direction] if (direction := direction_claim(claims[-1])) else []
+    claims = one_per_finding(claims)
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
     return dict(raw, claims=claims)
 
 
+def input_key(spec: dict) -> str:
+    """An input as its figure, without the chapter's printed value: equal for the same figure."""
+    return repr(sorted((k, repr(v)) for k, v in spec.items() if k != 'value'))
+
+
+def comparisons(claim: dict) -> set[tuple]:
+    """The (larger, smaller) input pairs a directional claim of two or more inputs states, each with what decides how
+    it is tested (scale, pairing, share of seeds); a monotone claim states every ordered pair of its chain, the
+    pairs beyond its consecutive steps by implication. Empty for an about-claim, a check or a threshold (`than`)."""
+    if claim['kind'] == 'about' or claim['kind'] == 'check' or 'than' in claim or len(claim['inputs']) < 2:
+        return set()
+    keys = [input_key(spec) for spec in claim['inputs']]
+    if claim['kind'] in ('greater', 'less'):
+        keys = keys[:2]
+    elif DIRECTION[claim['kind']] == 'greater':
+        keys = keys[::-1]  # increasing: each later input is the larger
+    else:
+        keys = list(keys)
+    how = (claim.get('scale', 'raw'), bool(claim.get('paired')), bool(claim.get('with_high_probability')))
+    larger_first = DIRECTION[claim['kind']] == 'greater' if claim['kind'] in ('greater', 'less') else True
+    pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+    return {(a, b, *how) if larger_first else (b, a, *how) for a, b in pairs}
+
+
+def one_per_finding(claims: list[dict]) -> list[dict]:
+    """One claim per finding: a size claim's derived direction (direction_claim) that another claim already states,
+    with the same inputs and the same test or by implication (a monotone claim's chain), is not a claim of its own;
+    the size claim names that claim instead (`direction`)."""
+    stated = {pair: c['id'] for c in claims if not c.get('direction_of') for pair in comparisons(c)}
+    out, dropped = [], {}
+    for claim in claims:
+        if claim.get('direction_of') and (same := next((stated[p] for p in comparisons(claim) if p in stated), None)):
+            dropped[claim['direction_of']] = same
+        else:
+            out.append(claim)
+    return [dict(c, direction=dropped[c['id']]) if c['id'] in dropped else c for c in out]
+
+
+def rules_changed(raw: dict) -> str:
+    """When the rules every claim is decided by last changed (the claims file's `rules` history; '' without one)."""
+    return str(raw['rules'][-1]['date']) if raw.get('rules') else ''
+
+
 def direction_claim(claim: dict) -> dict | None:
     """The direction a size claim states, judged apart from its size: an about-claim of a ratio or difference of
     two inputs at X away from the null (1 or 0) also says which input is larger. That direction is a claim of its
     own (id + DIRECTION_SUFFIX, `direction_of` the size claim's id): 'greater' or 'less' on the same paired inputs
-    (the log scale for a ratio claim on it, else raw), smallest effect 0, so that it is contradicted only when the
-    inputs are confidently the other way round. None for any other claim."""
+    (the log scale for a ratio claim on it, else raw), smallest effect 0, so that it fails only when the inputs
+    are confidently the other way round. None for any other claim."""
     null = NULL.get(claim.get('of'))
     if claim['kind'] != 'about' or null is None or len(claim['inputs']) != 2 or float(claim['about']) == null:
         return None
@@ -131,11 +184,13 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     """One claim and its resolved inputs -> its ledger row, its numbers in words."""
     diverged = diverged or {}
     seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
-    row = dict(id=claim['id'], part=part(claim), group=group(claim), claim=claim['claim'], source=claim['source'],
+    said = claim['claim'] + (f" (Its direction: claim {claim['direction']}.)" if claim.get('direction') else '')
+    row = dict(id=claim['id'], part=part(claim), group=group(claim), claim=said, source=claim['source'],
                kind=claim['kind'], scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
                paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
                inputs='; '.join(f.label for f in found), rationale=claim.get('rationale', ''),
-               registered=str(claim.get('registered', '')), revised=str(claim.get('revised', '')),
+               registered=str(claim.get('registered', '')), rules=str(claim.get('rules', '')),
+               revised=str(claim.get('revised', '')),
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
     if missing:
@@ -192,7 +247,7 @@ def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int]
 PROMISE = """\
 **The promise.** Over all {claims} claims with a verdict (the chapter's, the literature's and the calibration
 targets) and all the looks of the design, the expected share of false verdicts among the verdicts given
-(reproduced and contradicted together) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
+(every verdict but inconclusive) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
 looks and by exact tests valid whatever the seeds' distribution, and checked by simulation (`python -m
 analysis.simulation`). Findings and deterministic checks are outside it.
 """
@@ -201,19 +256,28 @@ RULES = """\
 **Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs)
 on the claim's scale. Each test counts the seeds on one side of a value (an exact binomial test: no assumption
 about the seeds' distribution, so skewed and heavy-tailed metrics keep the stated level at any number of seeds;
-two unpaired inputs: Mann-Whitney). Every claim's p for it and p against it are corrected together by
-Benjamini-Hochberg at {alpha}: a claim is **reproduced** when its p is at most the cut-off (q <= {alpha});
-**contradicted** when the p against it is, and it is not reproduced; **inconclusive** otherwise, with the chance of
-a verdict by the design's last look at the observed share of seeds (`chance`) and the seeds a fixed design would
-need at that share (n_80, with the seeds at the ends of its 95% interval in `power_note`). A claim whose inputs
-have no runs is **untested**, with the reason.
+two unpaired inputs: Mann-Whitney, exact where no two values tie). Every claim's p for it and p against it are
+corrected together by Benjamini-Hochberg at {alpha}: a claim is decided for the claim when its p is at most the
+cut-off (q <= {alpha}), against it when the p against it is and it is not decided for it, and **inconclusive**
+otherwise, with the chance of a verdict by the design's last look at the observed share of seeds (`chance`) and the
+seeds a fixed design would need at that share (n_80, with the seeds at the ends of its 95% interval in
+`power_note`). A claim whose inputs have no runs is **untested**, with the reason. One word for one situation:
+
+| part | decided for the claim | decided against it | neither |
+|---|---|---|---|
+| direction | **reproduced**: the chapter's direction with at least its smallest effect (and in more than {high} of the seeds where it says "with high probability") | **reversed**: confidently the other way (a step's 95% interval wholly past no effect; two unpaired inputs: the rank-sum test the other way at 2.5%); **short of the claim**: confidently smaller than the smallest effect, or in fewer of the seeds than the claim's share, while not reversed | **inconclusive** |
+| size | **inside** the chapter's band | **outside** it | **inconclusive** |
 
 **Directions and the smallest effect.** A direction is supported when the median difference is above 0 (each step
-of a monotone claim); it is contradicted when some step's median is confidently below its smallest effect of
+of a monotone claim); it is decided against when some step's median is confidently below its smallest effect of
 interest, fixed before looking at our numbers: `effect` where the chapter's wording gives one; else half of the
 chapter's own printed effect (the chapter's story needs at least that much); else a factor of {factor} on the log
 and logit scales; else (raw, nothing printed) 0, the opposite direction. "With high probability" means that more
 than {high} of the seeds go the claimed way (against it: confidently fewer).
+
+**One claim per finding.** Two parts with the same inputs and the same test are one claim, and so is a part that
+another claim implies (a monotone claim's first and last steps): a size claim whose direction another claim states
+names it in `claim` and has no `-direction` row of its own.
 
 **What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** On the claim's scale (log
 for ratios, KL, ratio extremes and counts; logit for rates; raw for differences) "about X" means within a factor of
@@ -221,15 +285,15 @@ for ratios, KL, ratio extremes and counts; logit for rates; raw for differences)
 "Within noise" means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and
 episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is reproduced
 when the median is confidently inside the band (more seeds above its low edge and more below its high edge than
-chance allows) and contradicted when it is confidently outside. The chapter's own printed values, read as one
+chance allows) and outside when it is confidently outside. The chapter's own printed values, read as one
 seed, satisfy every claim they bear on (a test checks it).
 
 **Findings.** Exercise questions and models the chapter offers without measuring them are reported with their
 median and interval and no verdict, counted apart.
 
-**Registered encodings.** Each claim records when its encoding was fixed (`registered`). A claim whose encoding
-changed after a published ledger gave it a verdict is marked (`revised`) and counted apart from the headline
-counts.
+**Registration.** Each claim records when its encoding (everything but its wording) last changed (`registered`) and
+when the rules that decide it last changed (`rules`; the history is below). A claim whose encoding changed after a
+published ledger gave it a verdict is marked (`revised`) and counted apart from the headline counts.
 
 **Pairing.** Inputs from runs of one seed (one experiment, or trainer cells: they share the warm critic, the first
 batch and the evaluation seed) are paired by seed. A diverged run counts as a failure (pass rate 0) and is counted
@@ -240,12 +304,12 @@ or logit against raw); a verdict that changes under any of them is marked fragil
 """
 
 VIEW = ['id', 'verdict', 'part', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged',
-        'p', 'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'revised', 'source', 'note']
+        'p', 'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'rules', 'revised', 'source', 'note']
 CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
 
 
 def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
-    """'12 reproduced, 3 contradicted, ...' for the rows of frame."""
+    """'12 reproduced, 3 short of the claim, ...' for the rows of frame."""
     found = frame['verdict'].value_counts()
     return ', '.join(f'{int(found.get(v, 0))} {v}' for v in verdicts)
 
@@ -268,9 +332,8 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
     for label, rows_of in parts:
         direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
         rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()),
-                     **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in VERDICTS},
-                     **{f'size: {SIZE_WORDS.get(v, v).split()[0]}': int((size['verdict'] == v).sum())
-                        for v in VERDICTS},
+                     **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in DIRECTION_VERDICTS},
+                     **{f'size: {v}': int((size['verdict'] == v).sum()) for v in SIZE_VERDICTS},
                      'untested': int((rows_of['verdict'] == UNTESTED).sum()),
                      'fragile': int(rows_of['fragile'].str.startswith('fragile').sum())})
     return pd.DataFrame(rows)
@@ -281,13 +344,6 @@ def derived(frame: pd.DataFrame) -> pd.Series:
     return frame['id'].str.endswith(DIRECTION_SUFFIX)
 
 
-def shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """Ledger rows as a reader sees them: a size verdict in its own words (SIZE_WORDS), so that 'contradicted'
-    always means a direction that failed."""
-    size = frame['part'] == 'size'
-    return frame.assign(verdict=frame['verdict'].where(~size, frame['verdict'].replace(SIZE_WORDS)))
-
-
 def summary(frame: pd.DataFrame) -> str:
     """The verdict counts (count_table) and a paragraph on how they add up, the findings and the checks."""
     table = count_table(frame)
@@ -296,10 +352,10 @@ def summary(frame: pd.DataFrame) -> str:
     return (to_markdown(table) + f"\nThe chapter's {every} claims are the {headline} of the headline and the {again} "
             'whose encoding changed after a published ledger had judged them (counted apart, so that no encoding '
             'revised after its verdict adds to the headline). Direction and size apart: a claim that compares '
-            'gets a direction verdict (reproduced, contradicted: confidently the other way or short of its smallest '
-            'effect, inconclusive); a claim that states a size ("about X") a size verdict (inside or outside the '
-            "chapter's band, inconclusive), and where X says which of two inputs is larger, a direction verdict as "
-            'well (its `-direction` row). Fragile: the verdict changes with the band halved or '
+            'gets a direction verdict (reproduced, reversed, short of the claim, inconclusive); a claim that states a '
+            'size ("about X") a size verdict (inside or outside the chapter\'s band, inconclusive), and where X says '
+            'which of two inputs is larger, a direction verdict as well (its `-direction` row, unless another claim '
+            'states that direction). Fragile: the verdict changes with the band halved or '
             f"doubled, or with the transform switched. {int((frame['group'] == FINDING).sum())} findings (exercise "
             f"questions and models: numbers, no verdict). {len(checks)} deterministic checks: "
             f"{counts(checks, CHECKS + (UNTESTED,))}.")
@@ -343,12 +399,13 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
+    history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
     lines = ['# Claims ledger', '', PROMISE.format(claims=judged, alpha=alpha), summary(frame), '', rules,
-             *looks_section(frame)]
+             '**When the rules changed** (newest last):', '', history, '', *looks_section(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
                         ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
-        lines += [f'## {title}', '', to_markdown(shown(frame[frame['group'] == name])[VIEW])]
+        lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
     lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
               'pass when every seed gives the printed value within its rounding.', '',
               to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]

@@ -28,9 +28,10 @@ from .figures import save, style
 from .verdicts import DEFAULTS, DIRECTION, band, per_seed, to_scale
 from .words import factor
 
-COLORS = {'reproduced': '#009e73', 'contradicted': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff',
-          'finding': '#0072b2', 'pass': '#009e73',
-          'fail': '#d55e00'}  # Okabe-Ito: green and vermillion read apart for colour-blind eyes; a finding blue
+COLORS = {'reproduced': '#009e73', 'inside': '#009e73', 'reversed': '#d55e00', 'short of the claim': '#e69f00',
+          'outside': '#e69f00', 'inconclusive': '#999999', 'untested': '#ffffff', 'finding': '#0072b2',
+          'pass': '#009e73', 'fail': '#d55e00'}  # Okabe-Ito: green, orange and vermillion read apart for
+# colour-blind eyes: holds green, fails orange, the other way round vermillion; a finding blue
 OTHER = '#cc79a7'  # a verdict this module does not know
 CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
 LIMIT = 100.0  # positions beyond +-LIMIT are drawn at the edge, an arrow pointing on
@@ -113,7 +114,7 @@ def blocks(frame: pd.DataFrame, chapter: dict) -> list[tuple[str, pd.DataFrame]]
 
 
 def tally(rows: pd.DataFrame) -> str:
-    """'5 reproduced, 2 contradicted, 1 inconclusive': the verdicts present, most favourable first."""
+    """'5 reproduced, 2 short of the claim, 1 inconclusive': the verdicts present, in COLORS' order."""
     found = rows['verdict'].value_counts()
     return ', '.join(f'{found[v]} {v}' for v in [*COLORS, *sorted(set(found.index) - set(COLORS))] if v in found)
 
@@ -174,7 +175,7 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     fig.suptitle(f'The claims of Chapter 8 on our seeds: {tally(chapter_rows)} (of {len(chapter_rows)})',
                  x=0.6, y=1 - 0.12 / height, fontsize=11, fontweight='bold', va='top')
     handles = [Patch(facecolor=COLORS[v], edgecolor='#555555', label=v)
-               for v in ('reproduced', 'contradicted', 'inconclusive', 'untested')]
+               for v in ('reproduced', 'inside', 'reversed', 'short of the claim', 'outside', 'inconclusive', 'untested')]
     handles += [Patch(facecolor=CLAIMED, label='what the chapter claims'),
                 Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)")]
     fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.42 / height), ncol=6, fontsize=7,

@@ -36,7 +36,7 @@ class Replay:
 
     @property
     def decided(self) -> int:
-        """Statistical claims reproduced or contradicted by the last stage replayed."""
+        """Statistical claims decided (for or against them) by the last stage replayed."""
         return int(self.stages['decided'].sum())
 
     @property

@@ -12,7 +12,7 @@ import pandas as pd
 import yaml
 
 from .chapter import Context, chapter_tables
-from .claims import DIRECTION_SUFFIX, claim_inputs, looks_table, shown
+from .claims import DIRECTION_SUFFIX, claim_inputs, looks_table
 from .claims import markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
@@ -116,7 +116,7 @@ FINDINGS_FILE = Path(__file__).with_name('findings.yaml')
 
 def findings(claims: pd.DataFrame) -> list[str]:
     """One line per claim of findings.yaml: the chapter's claim, then our verdict and numbers from the ledger."""
-    rows = shown(claims).set_index('id')
+    rows = claims.set_index('id')
     lines = []
     for entry in yaml.safe_load(FINDINGS_FILE.read_text())['findings']:
         row = rows.loc[entry['claim']]

@@ -1,5 +1,5 @@
 """The ledger as a group-sequential design: seeds come in stages, every open claim is looked at after each stage,
-and a claim stops at the first look that decides it (reproduced or contradicted), or when it has lost its chance
+and a claim stops at the first look that decides it (for or against it), or when it has lost its chance
 of a verdict by the design's last look (futility).
 
 Looks: the seeds n_1 < n_2 < ... <= n_max that every input of an open claim has at stage k (the first n_k seeds of
@@ -31,9 +31,9 @@ from workflow.plan import GAMMA, SeedPlan
 
 from .chapter import Context
 from .claims import ledger, load_claims, samples
-from .verdicts import DEFAULTS, smallest_p
+from .verdicts import DECIDED, DEFAULTS, UNTESTED, smallest_p
 
-DECIDED = ('reproduced', 'contradicted', 'untested')
+STOPPED = DECIDED + (UNTESTED,)  # a claim no later look reads
 
 
 def spent(t: np.ndarray, alpha: float, gamma: float = GAMMA) -> np.ndarray:
@@ -87,9 +87,9 @@ def describe(plan: SeedPlan, stage: int, verdict: str, futile: bool, seeds: floa
     """When a claim's verdict came, in words: its stage and the seeds it had there, futility, or undecided (at the
     design's last look, or at a stage where the design goes on)."""
     n = int(seeds) if math.isfinite(seeds) else plan.looks[stage - 1]
-    if verdict in ('reproduced', 'contradicted'):
+    if verdict in DECIDED:
         return f'stage {stage} ({n} seeds)'
-    if verdict == 'untested':
+    if verdict == UNTESTED:
         return ''
     if futile:
         return f'futile at stage {stage} ({n} seeds): under {futility:.0%} chance of a verdict by {plan.max_seeds}'
@@ -124,16 +124,16 @@ def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | N
         frame = ledger(first_seeds(ctx, n), dict(claims, claims=looked), alpha=level, min_seeds=min_seeds,
                        horizon=horizon, decided=decided_before, stopped=stopped)
         statistical = ~frame['group'].isin(['check', 'finding'])
-        decided = frame['verdict'].isin(DECIDED)
+        decided = frame['verdict'].isin(STOPPED)
         frame['futile'] = statistical & ~decided & (frame['chance'] < futility) & (look < len(every_level))
         done = decided | ~statistical | frame['futile'] | last
         stopped += int(frame['futile'].sum())
-        decided_before += int((statistical & frame['verdict'].isin(DECIDED[:2])).sum())
+        decided_before += int((statistical & frame['verdict'].isin(DECIDED)).sum())
         frames.append(frame[done].assign(stage=look))
         done_looks.append(dict(stage=look, seeds=n or (int(frame['n'].max()) if len(frame) else 0), level=level,
                                cutoff=frame.attrs['cutoff'],
-                               looked_at=int((statistical & (frame['verdict'] != 'untested')).sum()),
-                               decided=int((statistical & frame['verdict'].isin(DECIDED[:2])).sum()),
+                               looked_at=int((statistical & (frame['verdict'] != UNTESTED)).sum()),
+                               decided=int((statistical & frame['verdict'].isin(DECIDED)).sum()),
                                futile=int(frame['futile'].sum())))
         if history is not None:
             history.append(frame[frame['group'] != 'check'].assign(stage=look, seeds=done_looks[-1]['seeds']))
@@ -167,7 +167,7 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = N
     claims = claims or load_claims(chapter=ctx.chapter)
     frame = sequential_ledger(ctx, plan, stage, claims, alpha, futility=futility)
     at_last = frame[(frame['stage'] == stage) & ~frame['group'].isin(['check', 'finding'])]
-    still = at_last[~at_last['verdict'].isin(DECIDED) & ~at_last['futile']]
+    still = at_last[~at_last['verdict'].isin(STOPPED) & ~at_last['futile']]
     following, deferred = {}, []
     if len(still) and plan.next_seeds(stage) is not None:
         open_claims = [c for c in claims['claims'] if c['id'] in set(still['id'])]
@@ -176,6 +176,6 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = N
         deferred = [c['id'] for c in open_claims if c['id'] not in can]
         following = dict(seeds=plan.next_seeds(stage), sources=feeders(ctx, [c for c in open_claims if c['id'] in can]))
     return dict(stage=stage, seeds=plan.looks[stage - 1],
-                decided=at_last.loc[at_last['verdict'].isin(DECIDED[:2]), 'id'].tolist(),
+                decided=at_last.loc[at_last['verdict'].isin(DECIDED), 'id'].tolist(),
                 undecided=still['id'].tolist(), futile=at_last.loc[at_last['futile'], 'id'].tolist(),
                 deferred=deferred, next=following)

@@ -119,7 +119,7 @@ def pilot_mixture(own: dict[str, np.ndarray]) -> Mixture:
 
 def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
                futility: float) -> tuple[np.ndarray, np.ndarray]:
-    """values [claims, seeds]: each claim's verdict (1 reproduced, -1 contradicted, 0 none) and seeds used, with
+    """values [claims, seeds]: each claim's decision (1 for it, -1 against it, 0 none) and seeds used, with
     one BH per look over the open claims' p-values for and against in the family of every claim (decided: 0 and 1,
     futile: 1 and 1), as sequential_ledger does; futility: the plan's threshold (0: none)."""
     claims = len(values)
@@ -154,7 +154,7 @@ def draw_values(mixture: Mixture, rng: np.random.Generator, seeds: int) -> np.nd
 
 
 def false_verdicts(verdict: np.ndarray, mixture: Mixture) -> np.ndarray:
-    """[claims] whether each verdict is false: reproduced without an effect, or contradicted with one at least the
+    """[claims] whether each verdict is false: for a claim without an effect, or against one with an effect at least the
     smallest effect of interest."""
     effects = np.asarray(mixture.effects)
     return ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))

@@ -1,14 +1,17 @@
 """One claim on several substrates: is it about PPO or about one toy? Each substrate's ledger (analysis.claims)
 judges every claim's direction and size apart; this module lines them up per claim.
 
-    outcome     per claim, part and substrate: holds (reproduced; a size inside the band), fails (contradicted; a
-                size outside the band), open (inconclusive) or untested (the substrate's design has made no look yet)
+    verdict     per claim, part and substrate: the substrate's ledger's verdict (reproduced, reversed, short of the
+                claim, inside, outside, inconclusive; `inconclusive (futile)` where its design stopped it as futile)
+                or untested (the substrate's design has made no look yet). It holds where the verdict is reproduced
+                or inside, fails where it is reversed, short of the claim or outside, and is open otherwise.
     holds_on    per claim and part: on how many of the substrates it holds ("2 of 3")
     class       general (holds on every substrate), substrate-dependent (holds on some and fails on others),
                 fails everywhere (fails on every substrate), else open (some substrate has not decided it)
 
 A size claim's direction is its derived `-direction` row (analysis.claims.direction_claim): it is reported on the
-size claim's line. Findings and checks are left out (no verdict on a direction or size).
+size claim's line. Findings and checks are left out (no verdict on a direction or size); calibration targets (the
+substrates were tuned to them) are shown apart and counted in no class.
 
     python -m analysis.substrates config/config.yaml config/substrates/larger.yaml config/substrates/longer.yaml
 
@@ -36,52 +39,65 @@ from .claims import DIRECTION_SUFFIX
 from .figures import panels, save, style
 from .ledger_figure import COLORS, section
 from .text import to_markdown
+from .verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 
-OUTCOMES = {'reproduced': 'holds', 'contradicted': 'fails'}  # anything else: open
-UNTESTED = 'untested'  # every outcome of a substrate whose design has made no look yet
-NOT_LOOKED = '#e4e4e4'  # its colour: lighter than an open verdict's grey
+FUTILE = 'inconclusive (futile)'  # a verdict its design stopped as futile
+NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
+JUDGED_GROUPS = ('chapter', 'literature')  # the groups whose claims are evidence; calibration targets are not
+
+
+def outcome(verdict) -> str | float:
+    """A verdict's outcome: holds, fails or open (NaN stays NaN: no such part)."""
+    if not isinstance(verdict, str) or verdict == UNTESTED:
+        return verdict
+    return 'holds' if verdict in SUPPORTED else 'fails' if verdict in AGAINST else 'open'
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One substrate as its design left it: its ledger (claims.csv; None before the design's first look) and a line
-    saying how far the design got."""
+    """One substrate as its design left it: its ledger (claims.csv; None before the design's first look), a line
+    saying how far the design got and its seed design in words."""
     ledger: pd.DataFrame | None
     progress: str
+    seeds: str = ''
 
 
-def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.Series]:
-    """Substrate name -> its Judged (a ledger's columns id, verdict, part, group, source) => (one row per claim, index
-    id, a size claim's derived direction folded onto it: per part and substrate its outcome, columns (part,
-    substrate), NaN where a claim has no such part, `untested` on a substrate without a ledger; each claim's chapter
-    section, or its group for a calibration target or a claim of the literature), in the claims file's order."""
+def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Substrate name -> its Judged (a ledger's columns id, verdict, part, group, source, claim, futile) => (one row
+    per claim, index id, a size claim's derived direction folded onto it: per part and substrate its verdict,
+    columns (part, substrate), NaN where a claim has no such part, `untested` on a substrate without a ledger; per
+    claim its chapter section (or its group for a calibration target or a claim of the literature), group and
+    wording), in the claims file's order."""
     frames = []
     for name, frame in ((name, j.ledger) for name, j in judged.items() if j.ledger is not None):
         kept = frame[frame['group'].isin(['chapter', 'calibration', 'literature'])]
-        owner = kept['id'].str.removesuffix(DIRECTION_SUFFIX)
-        outcome = kept['verdict'].map(OUTCOMES).fillna('open')
+        derived = kept['id'].str.endswith(DIRECTION_SUFFIX)
+        futile = kept['futile'].astype(str).str.lower().eq('true') if 'futile' in kept else False
         where = [section(source) if group == 'chapter' else group
                  for source, group in zip(kept['source'].astype(str), kept['group'])]
-        frames.append(pd.DataFrame({'id': owner, 'part': kept['part'], 'substrate': name, 'outcome': outcome,
-                                    'section': where}))
+        frames.append(pd.DataFrame({'id': kept['id'].str.removesuffix(DIRECTION_SUFFIX), 'part': kept['part'],
+                                    'substrate': name, 'verdict': kept['verdict'].where(~futile, FUTILE),
+                                    'section': where, 'group': kept['group'], 'derived': derived,
+                                    'claim': kept['claim']}))
     if not frames:
         raise ValueError(f'no ledger on any substrate ({", ".join(judged)}): nothing to line up')
     long = pd.concat(frames, ignore_index=True)
-    table = long.pivot_table(index='id', columns=['part', 'substrate'], values='outcome', aggfunc='first')
+    table = long.pivot_table(index='id', columns=['part', 'substrate'], values='verdict', aggfunc='first')
     table = table.reindex(columns=pd.MultiIndex.from_product([PARTS, list(judged)])).astype(object)
     for part in PARTS:
         stated = table[part].notna().any(axis=1)
         for name in (name for name, j in judged.items() if j.ledger is None):
             table.loc[stated, (part, name)] = UNTESTED
     order = list(dict.fromkeys(long['id']))  # the claims file's order
-    return table.reindex(order), long.drop_duplicates('id').set_index('id')['section'].reindex(order)
+    about = long.sort_values('derived', kind='stable').drop_duplicates('id').set_index('id')
+    return table.reindex(order), about[['section', 'group', 'claim']].reindex(order)
 
 
 def classify(row: pd.Series) -> str:
-    """One part's class over the substrates from its outcomes (NaN: the claim has no such part)."""
-    seen = row.dropna()
+    """One part's class over the substrates from its verdicts (NaN: the claim has no such part)."""
+    seen = row.dropna().map(outcome)
     if seen.empty:
         return ''
     if (seen == 'holds').all():
@@ -94,33 +110,49 @@ def classify(row: pd.Series) -> str:
 
 
 def across(judged: dict[str, Judged]) -> pd.DataFrame:
-    """Per claim: its section (or group), per part its outcome on each substrate, on how many it holds ('k of n')
-    and its class. Columns id, section, then for each part `<part>: <substrate>`, `<part> holds on`, `<part>
-    class`."""
-    table, sections = outcomes(judged)
-    out = pd.DataFrame({'id': table.index, 'section': sections.to_numpy()})
+    """Per claim: its section (or group), group and wording, per part its verdict on each substrate, on how many it
+    holds ('k of n') and its class (none for a calibration target). Columns id, section, group, claim, then for
+    each part `<part>: <substrate>`, `<part> holds on`, `<part> class`."""
+    table, about = outcomes(judged)
+    out = pd.DataFrame({'id': table.index, 'section': about['section'].to_numpy(), 'group': about['group'].to_numpy(),
+                        'claim': about['claim'].to_numpy()})
+    judged_group = out['group'].isin(JUDGED_GROUPS).to_numpy()
     for part in PARTS:
         parts = table[part]
         for name in judged:
             out[f'{part}: {name}'] = parts[name].to_numpy()
-        holds = (parts == 'holds').sum(axis=1).to_numpy()
+        holds = (parts.apply(lambda c: c.map(outcome)) == 'holds').sum(axis=1).to_numpy()
         present = parts.notna().sum(axis=1).to_numpy()
         out[f'{part} holds on'] = [f'{k} of {n}' if n else '' for k, n in zip(holds, present)]
-        out[f'{part} class'] = [classify(row) for _, row in parts.iterrows()]
+        out[f'{part} class'] = [classify(row) if evidence else '' for (_, row), evidence
+                                in zip(parts.iterrows(), judged_group)]
     return out.reset_index(drop=True)
 
 
 def class_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """How many claims of each class, direction and size apart (rows: parts; columns: CLASSES)."""
-    return pd.DataFrame({part: table[f'{part} class'].value_counts().reindex(CLASSES, fill_value=0)
-                         for part in PARTS}).T
+    """How many claims of each class, per group of evidence (the chapter's, the literature's) and part (rows)."""
+    rows = []
+    for group in JUDGED_GROUPS:
+        mine = table[table['group'] == group]
+        for part in PARTS:
+            found = mine[f'{part} class'].value_counts()
+            if found.reindex(CLASSES, fill_value=0).sum():
+                rows.append({'claims': GROUP_NAMES[group], 'part': part,
+                             **{c: int(found.get(c, 0)) for c in CLASSES}})
+    return pd.DataFrame(rows, columns=['claims', 'part', *CLASSES])
 
 
-def outcome_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
-    """Per substrate (rows), how many claims of each outcome, direction and size apart (columns `<part>: <outcome>`)."""
-    kinds = ('holds', 'fails', 'open', UNTESTED)
-    return pd.DataFrame([{'substrate': name, **{f'{part}: {kind}': int((table[f'{part}: {name}'] == kind).sum())
-                                                for part in PARTS for kind in kinds}} for name in substrates])
+GROUP_NAMES = {'chapter': "the chapter's", 'literature': 'the literature\'s', 'calibration': 'calibration targets'}
+
+
+def verdict_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
+    """Per substrate (rows), how many of the chapter's and the literature's claims got each verdict, direction and
+    size apart (columns `<part>: <verdict>`)."""
+    evidence = table[table['group'].isin(JUDGED_GROUPS)]
+    words = {'direction': (*DIRECTION_VERDICTS[:-1], 'inconclusive', FUTILE, UNTESTED),
+             'size': (*SIZE_VERDICTS[:-1], 'inconclusive', FUTILE, UNTESTED)}
+    return pd.DataFrame([{'substrate': name, **{f'{part}: {word}': int((evidence[f'{part}: {name}'] == word).sum())
+                                                for part in PARTS for word in words[part]}} for name in substrates])
 
 
 def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]:
@@ -128,14 +160,14 @@ def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]
     its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white); written as
     stem.svg/.png."""
     codes = {'holds': 0, 'fails': 1, 'open': 2, UNTESTED: 3}
-    colours = ListedColormap([COLORS['reproduced'], COLORS['contradicted'], COLORS['inconclusive'], NOT_LOOKED])
+    colours = ListedColormap([COLORS['reproduced'], COLORS['short of the claim'], COLORS['inconclusive'], NOT_LOOKED])
     ordered = table.sort_values('section', kind='stable')
     with style():
         height = 0.8 + 0.16 * len(ordered)
         fig, axes = panels(len(PARTS), width=0.8 + 0.6 * len(substrates), height=height, sharey=True)
         fig.subplots_adjust(wspace=0.08, top=1 - 0.9 / height)  # room for the title, not more
         for ax, part in zip(axes, PARTS):
-            values = ordered[[f'{part}: {name}' for name in substrates]].apply(lambda c: c.map(codes))
+            values = ordered[[f'{part}: {name}' for name in substrates]].apply(lambda c: c.map(outcome).map(codes))
             ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=colours, vmin=0, vmax=3,
                       aspect='auto', interpolation='nearest')
             ax.set_xticks(range(len(substrates)), substrates, rotation=30, ha='right')
@@ -172,6 +204,14 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
             f'seeds), {made(rows)}')
 
 
+def seed_design(design: dict) -> str:
+    """A design's seeds in words: 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6' (or one look)."""
+    plan = seed_plan(design)
+    if not plan.sequential:
+        return f'one look at {plan.looks[0]} seeds'
+    return f'looks at {", ".join(map(str, plan.looks))} seeds, error spent with gamma {plan.gamma:g}'
+
+
 def read_substrates(designs: list[str]) -> dict[str, Judged]:
     """Design files -> their substrate's name -> its Judged (the ledger at results_dir/tables/claims.csv, if any); a
     ValueError naming a substrate two designs share."""
@@ -183,22 +223,81 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
         claims = folder / 'tables' / 'claims.csv'
         ledger = pd.read_csv(claims, keep_default_na=False, na_values=['']) if claims.is_file() else None
-        judged[name] = Judged(ledger, progress(design, folder, ledger is not None))
+        judged[name] = Judged(ledger, progress(design, folder, ledger is not None), seed_design(design))
     return judged
+
+
+CLASSES_NOTE = ('A part is **general** where it holds (reproduced, or inside the band) on every substrate, '
+                '**substrate-dependent** where it holds on some and fails (reversed, short of the claim, or outside '
+                'the band) on others, **fails everywhere** where it fails on every substrate, and **open** where some '
+                'substrate left it inconclusive. Calibration targets are in no class.')
+
+
+def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
+    """'reversed on tinyagent and larger, short of the claim on longer': a failing part's verdicts by substrate."""
+    by_word = {}
+    for name in substrates:
+        by_word.setdefault(row[f'{part}: {name}'], []).append(name)
+    return ', '.join(f'{word} on {" and ".join(names)}' for word, names in by_word.items())
+
+
+def answer(table: pd.DataFrame, substrates: list[str], figures: str = '../claims') -> list[str]:
+    """The answer in plain sentences, from the classes of the chapter's claims: what holds on every substrate, what
+    fails on every one (each with its wording and how it fails), what is open, and what the sizes show; figures:
+    the folder of the per-claim figures, relative to the page."""
+    chapter = table[table['group'] == 'chapter']
+    direction, size = chapter[chapter['direction class'] != ''], chapter[chapter['size class'] != '']
+    classes = {part: frame[f'{part} class'].value_counts() for part, frame in (('direction', direction),
+                                                                             ('size', size))}
+    n = len(substrates)
+    lines = [f"Of the chapter's {len(direction)} statements of a direction (one thing larger than another, or rising "
+             f'with another), **{classes["direction"].get("general", 0)} hold on all {n} substrates**, '
+             f'{classes["direction"].get("substrate-dependent", 0)} hold on some and fail on others, '
+             f'{classes["direction"].get("open", 0)} are open on some substrate and '
+             f'**{classes["direction"].get("fails everywhere", 0)} fail on every substrate**:', '']
+    for _, row in direction[direction['direction class'] == 'fails everywhere'].iterrows():
+        lines.append(f'- [{row["id"]}]({figures}/{row["id"]}.svg): "{row["claim"]}" '
+                     f'({how_it_fails(row, "direction", substrates)})')
+    first = f'size: {substrates[0]}'
+    at_home = size[size[first].map(outcome) == 'holds']
+    home = at_home['size class'].value_counts()
+    lines += ['', f"Of its {len(size)} printed sizes (\"about 25 times\", \"about a third\"), {len(at_home)} "
+              f'reproduce on {substrates[0]}, the chapter\'s own agent: {home.get("general", 0)} of them on every '
+              f'substrate, {home.get("substrate-dependent", 0)} fail on another and {home.get("open", 0)} are '
+              f'undecided on another. The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
+              f'({int((size[first].map(outcome) == "fails").sum())} outside the band there, '
+              f'{int((size[first].map(outcome) == "open").sum())} undecided).']
+    return lines
+
+
+def designs_note(judged: dict[str, Judged]) -> str:
+    """Whether the substrates ran under one seed design; where not, that counts of open claims compare unlike
+    designs."""
+    if len({j.seeds for j in judged.values()}) == 1:
+        return f'Every substrate ran under one seed design: {next(iter(judged.values())).seeds}.'
+    return ('The substrates ran under different seed designs (the column `seeds`): how many claims end open on each '
+            'is partly the design\'s doing, so "holds on 2, open on 1" compares unlike designs.')
 
 
 def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     """The ledger across substrates in out: substrates.csv (one row per claim), substrates.md (each design's progress,
-    the classes' counts, each substrate's outcomes' counts, then the rows), substrates.svg/.png."""
+    the answer, the classes' counts, each substrate's verdicts' counts, then the rows, the calibration targets
+    apart), substrates.svg/.png."""
     out, table = Path(out), across(judged)
-    counts = class_counts(table).rename_axis('part').reset_index()
-    designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()]})
-    markdown = (f'Claims on {len(judged)} substrates ({", ".join(judged)})\n\n{to_markdown(designs)}\n'
-                f'How many of each class\n\n{to_markdown(counts)}\n'
-                f'Per substrate, how many of each outcome\n\n{to_markdown(outcome_counts(table, list(judged)))}\n'
-                f'Each claim\n\n{to_markdown(table.fillna(""))}')
+    designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()],
+                            'seeds': [j.seeds for j in judged.values()]})
+    rows = table.drop(columns='group').fillna('')
+    evidence, calibration = table['group'].isin(JUDGED_GROUPS), table['group'] == 'calibration'
+    markdown = '\n'.join([
+        f'# Claims on {len(judged)} substrates ({", ".join(judged)})', '', to_markdown(designs), designs_note(judged),
+        '', '## The answer', '', *answer(table, list(judged)), '',
+        '## How many of each class', '', CLASSES_NOTE, '', to_markdown(class_counts(table)),
+        '## Per substrate, how many of each verdict', '', to_markdown(verdict_counts(table, list(judged))),
+        '## Each claim', '', to_markdown(rows[evidence]),
+        '## Calibration targets (the substrates were tuned to these figures: not evidence, in no class)', '',
+        to_markdown(rows[calibration].drop(columns=[c for c in rows if c.endswith(' class')]))])
     return [write_text(out / 'substrates.csv', table.to_csv(index=False)), write_text(out / 'substrates.md', markdown),
-            *figure(table, list(judged), out / 'substrates')]
+            *figure(table[~calibration], list(judged), out / 'substrates')]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,17 +1,23 @@
 """One claim of claims.yaml decided on per-seed values: decide(claim, samples) -> the ledger row.
 
-Verdicts (the ledger's header states them for readers):
-  reproduced    the claim's test supports it: p <= the ledger's threshold (its Benjamini-Hochberg cut-off)
-  contradicted  against it: some step confidently below its smallest effect of interest (for a direction), or
-                the median confidently outside the band (about)
-  inconclusive  neither, or fewer seeds than min_seeds
-  untested      an input has no values
+A test's decision is `for` the claim (p <= the ledger's threshold, its Benjamini-Hochberg cut-off), `against` it
+(p_against <= the threshold: some step confidently below its smallest effect of interest, for a direction; the
+median confidently outside the band, for a size) or neither. The verdict says it in words, one word for one
+situation (the ledger's header states them for readers):
+  direction  reproduced          for: the chapter's direction, with at least its smallest effect
+             reversed            against, and confidently the other way: a step's 95% interval wholly past no effect
+                                 (two unpaired inputs: the rank-sum test the other way at 2.5%)
+             short of the claim  against, not reversed: confidently smaller than the smallest effect, or less often
+                                 than the claim's share of seeds
+             inconclusive        neither, or fewer seeds than min_seeds
+  size       inside / outside the band, or inconclusive
+  untested   an input has no values
 Deterministic checks (kind 'check') are not claims: they pass or fail.
 
 Every test is exact whatever the seeds' distribution (no normal tails): it counts the seeds on one side of a value
-(scipy's binomial; Mann-Whitney for two unpaired inputs), so its level holds at every look for skewed and
-heavy-tailed metrics. The quantity is the median per-seed value (or difference) on the claim's scale, the typical
-seed. Kinds: greater / less (input 0 against input 1, or against `than`), increasing / decreasing (every
+(scipy's binomial; Mann-Whitney's exact distribution for two unpaired inputs), so its level holds at every look for
+skewed and heavy-tailed metrics. The quantity is the median per-seed value (or difference) on the claim's scale, the
+typical seed. Kinds: greater / less (input 0 against input 1, or against `than`), increasing / decreasing (every
 consecutive step; p is the largest step p, an intersection-union test; against it, Bonferroni over the steps),
 about (the median lies in a band around `about`), check. Scales: raw; log (ratios become differences of logs);
 logit (rates). The scale sets the band's shape and the smallest effect; a sign is the same on every scale.
@@ -34,8 +40,14 @@ from .text import number
 
 KINDS = ('greater', 'less', 'increasing', 'decreasing', 'about', 'check')
 SCALES = ('raw', 'log', 'logit')
-VERDICTS = ('reproduced', 'contradicted', 'inconclusive')
+DIRECTION_VERDICTS = ('reproduced', 'reversed', 'short of the claim', 'inconclusive')
+SIZE_VERDICTS = ('inside', 'outside', 'inconclusive')
+SUPPORTED = ('reproduced', 'inside')  # the decision `for`, by part
+AGAINST = ('reversed', 'short of the claim', 'outside')  # the decision `against`
+DECIDED = SUPPORTED + AGAINST
+VERDICTS = DECIDED + ('inconclusive',)
 UNTESTED = 'untested'
+REVERSED_LEVEL = 0.025  # "confidently the other way": one side of a 95% interval
 CHECKS = ('pass', 'fail')
 DEFAULTS = dict(alpha=0.05, min_seeds=3, about_factor=1.25, noise_z=1.96, high_probability=0.8, power=0.8)
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
@@ -195,14 +207,24 @@ def differences(claim: dict, a: pd.Series, b: pd.Series | float) -> np.ndarray:
     return d * SIGN_OF[DIRECTION[claim['kind']]]
 
 
+def rank_sum(x: np.ndarray, y: np.ndarray, alternative: str) -> tuple[float, bool]:
+    """Mann-Whitney's one-sided p for x against y, and whether it is exact: its exact distribution where the pooled
+    values have no ties, else the normal approximation with the ties' correction."""
+    exact = len(np.unique(np.concatenate([x, y]))) == len(x) + len(y)
+    method = 'exact' if exact else 'asymptotic'
+    return float(stats.mannwhitneyu(x, y, alternative=alternative, method=method).pvalue), exact
+
+
 @quiet()
-def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> tuple[float, float]:
-    """(p, p against) for two unpaired inputs: Mann-Whitney, for the claim's direction and against the smallest
-    effect (b shifted by it)."""
+def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> dict:
+    """p and p_against for two unpaired inputs by Mann-Whitney, for the claim's direction and against the smallest
+    effect (b shifted by it); reversed: confidently the other way (the test the other way at REVERSED_LEVEL)."""
     scale, sign = claim.get('scale', 'raw'), SIGN_OF[DIRECTION[claim['kind']]]
     x, y = sign * on_scale(a.to_numpy(), scale), sign * on_scale(b.to_numpy(), scale)
-    return (float(stats.mannwhitneyu(x, y, alternative='greater').pvalue),
-            float(stats.mannwhitneyu(x, y + effect, alternative='less').pvalue))
+    (p, exact), (p_against, _), (p_other_way, _) = (rank_sum(x, y, 'greater'), rank_sum(x, y + effect, 'less'),
+                                                     rank_sum(x, y, 'less'))
+    return dict(p=p, p_against=p_against, reversed=p_other_way <= REVERSED_LEVEL,
+                test='rank-sum' if exact else 'rank-sum (normal approximation: tied values)')
 
 
 def is_unpaired(claim: dict) -> bool:
@@ -217,7 +239,7 @@ def smallest_p(claim: dict, n: int) -> float:
     if claim['kind'] == 'check':
         return NAN
     if claim['kind'] != 'about' and is_unpaired(claim):
-        return float(stats.mannwhitneyu(np.arange(n) + n, np.arange(n), alternative='greater').pvalue)
+        return rank_sum(np.arange(n) + n, np.arange(n), 'greater')[0]
     share = settings(claim)['high_probability'] if claim.get('with_high_probability') else 0.5
     return float(exceed_p(n, n, share if claim['kind'] != 'about' else 0.5))
 
@@ -229,17 +251,16 @@ def directional(claim: dict, samples: list[pd.Series]) -> dict:
     rules = settings(claim)
     share = rules['high_probability'] if claim.get('with_high_probability') else 0.5
     pairs, natural = steps(claim, samples), {'raw': 'raw', 'log': 'log', 'logit': 'log'}[claim.get('scale', 'raw')]
-    supports, against, estimates, n = [], [], [], []
+    supports, against, estimates, n, other_way = [], [], [], [], []
     if len(samples) == 2 and is_unpaired(claim):
-        p, p_against = unpaired(claim, *pairs[0], smallest_effect(claim))
-        n = min(len(samples[0]), len(samples[1]))
-        return dict(n=n, p=p, p_against=p_against, test='rank-sum')
+        return dict(n=min(len(samples[0]), len(samples[1])), **unpaired(claim, *pairs[0], smallest_effect(claim)))
     for i, (a, b) in enumerate(pairs):
         d = differences(claim, a, b)
         effect = smallest_effect(claim, i)
         supports.append(Count(int((d > 0).sum()), len(d), share))
         against.append(Count(int((d < effect).sum()), len(d), 1 - share))
         estimates.append(median_interval(d * SIGN_OF[DIRECTION[claim['kind']]]) if len(d) else (NAN,) * 3)
+        other_way.append(bool(len(d)) and median_interval(d)[2] < 0)  # the 95% interval wholly past no effect
         n.append(len(d))
     if min(n) == 0:
         return dict(n=0, p=NAN, p_against=NAN)
@@ -247,7 +268,8 @@ def directional(claim: dict, samples: list[pd.Series]) -> dict:
     worst = max(range(len(pairs)), key=lambda i: (supports[i].p, -estimates[i][0]))
     estimate = [float(from_scale(v, natural)) for v in estimates[worst]]
     return dict(n=min(n), p=supports[worst].p, p_against=min(1.0, len(against) * min(c.p for c in against)),
-                estimate=estimate[0], ci_low=estimate[1], ci_high=estimate[2], supports=supports, against=against,
+                reversed=any(other_way), estimate=estimate[0], ci_low=estimate[1], ci_high=estimate[2],
+                supports=supports, against=against,
                 effect=float(from_scale(smallest_effect(claim, worst), natural)),
                 test='sign' if share == 0.5 else f'sign (share {number(share)})')
 
@@ -269,10 +291,15 @@ def half_width(claim: dict) -> tuple[float, str]:
 
 
 def band(claim: dict) -> tuple[float, float]:
-    """The claim's band in natural units: X -+ the half-width on the claim's scale."""
+    """The claim's band in natural units: X -+ the half-width on the claim's scale, cut at no effect (a ratio of 1, a
+    difference of 0) where X says which input is larger, so that the band never holds the other direction."""
     scale, width = claim.get('scale', 'raw'), half_width(claim)[0]
     center = to_scale(float(claim['about']), scale)
-    return float(from_scale(center - width, scale)), float(from_scale(center + width, scale))
+    low, high = float(from_scale(center - width, scale)), float(from_scale(center + width, scale))
+    null = {'ratio': 1.0, 'difference': 0.0}.get(claim.get('of'))
+    if null is None or float(claim['about']) == null:
+        return low, high
+    return (max(low, null), high) if float(claim['about']) > null else (low, min(high, null))
 
 
 def per_seed(claim: dict, samples: list[pd.Series]) -> pd.Series:
@@ -284,8 +311,8 @@ def per_seed(claim: dict, samples: list[pd.Series]) -> pd.Series:
 
 
 def about(claim: dict, samples: list[pd.Series]) -> dict:
-    """The median on the claim's scale against the band: reproduced when it is confidently inside (both sign
-    tests: more seeds above the low edge, more below the high edge: p the larger), contradicted when confidently
+    """The median on the claim's scale against the band: for the claim when it is confidently inside (both sign
+    tests: more seeds above the low edge, more below the high edge: p the larger), against it when confidently
     outside (the smaller of the two outside p, doubled); the 95% CI of the median from order statistics."""
     scale = claim.get('scale', 'raw')
     values = clean(per_seed(claim, samples))  # a ratio of two values can be infinite
@@ -307,10 +334,13 @@ def about(claim: dict, samples: list[pd.Series]) -> dict:
 
 def on_chapter(claim: dict) -> str:
     """What the chapter's printed values say of the claim, read as one seed: 'consistent' when some reading of
-    them within their print's rounding satisfies it, else why not; '' when it printed no value for some input."""
+    them within their print's rounding satisfies it, else why not; where it printed no value for some input, the
+    claim's reason (`unprinted`), or '' when it gives none."""
     values = [spec.get('value') for spec in claim['inputs']]
-    if claim['kind'] == 'check' or None in values:
+    if claim['kind'] == 'check':
         return ''
+    if None in values:
+        return f'not printed: {claim["unprinted"]}' if claim.get('unprinted') else ''
     readings = itertools.product(*[(v - half, v + half) for v, half in map(printed, map(str, values))])
     if any(satisfied(claim, [pd.Series([corner]) for corner in reading]) for reading in readings):
         return 'consistent'
@@ -356,36 +386,46 @@ def evidence(claim: dict, samples: list[pd.Series]) -> dict:
         return dict(n=min(len(s) for s in samples), p=NAN, p_against=NAN, note=str(error))
 
 
-def verdict_of(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tuple[str, str]:
-    """reproduced / contradicted / inconclusive from p, p_against and the thresholds; with the reason."""
+def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tuple[str, str]:
+    """for / against / inconclusive from p, p_against and the thresholds; with the reason."""
     if row['n'] < min_seeds:
         return 'inconclusive', f'n={row["n"]} < {min_seeds} seeds'
     if not math.isfinite(row.get('p', NAN)):
         return 'inconclusive', '' if row.get('note') else 'no test: too few values'
     if row['p'] <= thresholds[0]:
-        return 'reproduced', ''
+        return 'for', ''
     if row['p_against'] <= thresholds[1]:
-        return 'contradicted', ''
+        return 'against', ''
     return 'inconclusive', ''
 
 
+def verdict_word(claim: dict, decided: str, reversed_: bool) -> str:
+    """A decision in the verdict's words (the module's header): a size inside or outside its band; a direction
+    reproduced, reversed or short of the claim."""
+    if decided == 'inconclusive':
+        return 'inconclusive'
+    if claim['kind'] == 'about':
+        return 'inside' if decided == 'for' else 'outside'
+    return 'reproduced' if decided == 'for' else 'reversed' if reversed_ else 'short of the claim'
+
+
 def outlook(found: dict, horizon: int, level: float, power: float) -> dict:
-    """At the observed shares of seeds: the chance of a verdict by `horizon` seeds at `level` (reproduced needs
-    every support, contradicted any one test against at its Bonferroni share), and the seeds a fixed design needs
+    """At the observed shares of seeds: the chance of a verdict by `horizon` seeds at `level` (for the claim
+    needs every support, against it any one test against at its Bonferroni share), and the seeds a fixed design needs
     for `power` on the likelier route, with the ends of its 95% CI."""
     if not found.get('supports'):
         return dict(chance=NAN, n_80=NAN, power_note='')
     against = level / len(found['against'])
-    chances = {'reproduced': min(c.chance(horizon, level) for c in found['supports']),
-               'contradicted': max(c.chance(horizon, against) for c in found['against'])}
+    chances = {'for': min(c.chance(horizon, level) for c in found['supports']),
+               'against': max(c.chance(horizon, against) for c in found['against'])}
     route = max(chances, key=chances.get)
-    tests = found['supports'] if route == 'reproduced' else found['against']
-    weakest = min(tests, key=lambda c: c.count / c.n) if route == 'reproduced' else \
+    tests = found['supports'] if route == 'for' else found['against']
+    weakest = min(tests, key=lambda c: c.count / c.n) if route == 'for' else \
         max(tests, key=lambda c: c.count / c.n)
-    seeds = weakest.seeds(level if route == 'reproduced' else against, power)
+    seeds = weakest.seeds(level if route == 'for' else against, power)
     text = ', '.join('>10000' if math.isnan(v) else str(int(v)) for v in seeds[1:])
     return dict(chance=max(chances.values()), n_80=seeds[0],
-                power_note=f'{route}: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds '
+                power_note=f'{route} the claim: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds '
                            'at '
                            'the ends of its 95% CI')
 
@@ -428,7 +468,7 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
     thresholds = thresholds or (rules['alpha'], rules['alpha'])
     samples = [clean(s) for s in samples]
     empty = [i for i, s in enumerate(samples) if s.empty]
-    base = dict(verdict=UNTESTED, n=0, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
+    base = dict(verdict=UNTESTED, n=0, reversed=False, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
                 p_against=NAN, chance=NAN, n_80=NAN, power_note='', numbers='', test='',
                 fragile='', sensitivity='', note='')
     if empty:
@@ -437,17 +477,19 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
         return dict(base, **check(claim, samples))
     found = evidence(claim, samples)
     row = dict(base, **{k: v for k, v in found.items() if k not in ('supports', 'against')})
-    row['verdict'], reason = verdict_of(row, thresholds, rules['min_seeds'])
+    decided, reason = decision(row, thresholds, rules['min_seeds'])
+    row['verdict'] = verdict_word(claim, decided, row['reversed'])
     row['note'] = '; '.join(filter(None, [row['note'], reason]))
     if power and row['n'] >= rules['min_seeds']:  # fewer seeds show no effect to project
         seeds, level = horizon or (row['n'], rules['alpha'])
         row.update(outlook(found, seeds, level, rules['power']))
     if sensitivity:
-        flips = {}
+        flips, changed = {}, []
         for name, variant in variants(claim, samples).items():
             other = evidence(variant, samples)
-            flips[name] = verdict_of(dict(other, note=other.get('note', '')), thresholds, rules['min_seeds'])[0]
+            other_decision = decision(dict(other, note=other.get('note', '')), thresholds, rules['min_seeds'])[0]
+            flips[name] = verdict_word(variant, other_decision, other.get('reversed', False))
+            changed += [f'{name}: {flips[name]}'] if other_decision != decided else []
         row['sensitivity'] = '; '.join(f'{k}: {v}' for k, v in flips.items())
-        changed = [f'{k}: {v}' for k, v in flips.items() if v != row['verdict']]
         row['fragile'] = 'fragile (' + '; '.join(changed) + ')' if changed else ''
     return row

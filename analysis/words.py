@@ -3,10 +3,11 @@
   pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
   T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
   pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 (95% CI 15.9
-  to over 1000)
+  to over 1,000)
 
-Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a ratio's interval
-bound beyond LARGEST reads "over 1000" (a rate near 0 or 1 makes the ratio's far end meaningless).
+Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a factor (a ratio or
+either bound of its interval) beyond LARGEST reads "over 1,000" (a rate near 0 or 1 makes the ratio meaningless
+there).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import math
 from .text import number
 
 DIGITS = 3
-LARGEST = 1000  # a ratio bound beyond this reads "over 1000"
+LARGEST = 1000  # a factor beyond this reads "over 1,000"
 
 
 def num(value: float) -> str:
@@ -39,8 +40,8 @@ def factor(labels: list[str]) -> tuple[str, list[str]]:
 
 
 def factor_bound(value: float) -> str:
-    """A ratio's interval bound: 'over 1000' beyond LARGEST."""
-    return f'over {LARGEST}' if value > LARGEST else num(value)
+    """A factor (a ratio, its interval's bounds): 'over 1,000' beyond LARGEST."""
+    return f'over {LARGEST:,}' if value > LARGEST else num(value)
 
 
 def interval(low: float, high: float, ratio: bool = False) -> str:
@@ -50,12 +51,12 @@ def interval(low: float, high: float, ratio: bool = False) -> str:
 
 def change(estimate: float, low: float, high: float, scale: str) -> str:
     """A difference or ratio in words by the claim's scale: 'higher by 0.1 (95% CI ...)' (raw), 'lower by a factor
-    of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1000)' (logit)."""
+    of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1,000)' (logit)."""
     if scale in ('log', 'logit'):
         up = estimate >= 1
         size, low, high = (estimate, low, high) if up else (1 / estimate, 1 / high, 1 / low)
         odds = 'odds ' if scale == 'logit' else ''
-        return f'{odds}{"higher" if up else "lower"} by a factor of {num(size)} {interval(low, high, ratio=True)}'
+        return f'{odds}{"higher" if up else "lower"} by a factor of {factor_bound(size)} {interval(low, high, ratio=True)}'
     up = estimate >= 0
     size, low, high = (estimate, low, high) if up else (-estimate, -high, -low)
     return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high)}'
@@ -90,7 +91,8 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
         if not known:
             return f'{quantity}: ' + ', '.join(map(num, medians))
         ratio = claim.get('scale', 'raw') in ('log', 'logit')
-        return (f'{quantity} {num(row["estimate"])} {interval(row["ci_low"], row["ci_high"], ratio)}: '
+        estimate = factor_bound(row['estimate']) if ratio else num(row['estimate'])
+        return (f'{quantity} {estimate} {interval(row["ci_low"], row["ci_high"], ratio)}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]

@@ -23,7 +23,7 @@ from analysis.report import aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
-from analysis.verdicts import VERDICTS, decide
+from analysis.verdicts import DECIDED, VERDICTS, decide
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {**dict.fromkeys(PROVENANCE_KEYS, 'test'), 'numerics_version': NUMERICS_VERSION}  # what the aggregation requires
@@ -363,10 +363,9 @@ def test_the_ledger_covers_the_chapter(ctx):
                     'T2', 'T10'), (claim['id'], spec)
     out = ledger(ctx)
     assert list(out['id']) == [c['id'] for c in claims['claims']]
-    assert set(out.loc[~out['group'].isin(['check', 'finding']), 'verdict']) <= {
-        'reproduced', 'contradicted', 'inconclusive', 'untested'}
+    assert set(out.loc[~out['group'].isin(['check', 'finding']), 'verdict']) <= {*VERDICTS, 'untested'}
     assert set(out.loc[out['group'] == 'check', 'verdict']) == {'pass'}  # T4, T5, T12: apart from the claims
-    decided = out[out['verdict'].isin(['reproduced', 'contradicted'])]
+    decided = out[out['verdict'].isin(DECIDED)]
     assert decided['p'].notna().all() and decided['numbers'].ne('').all() and len(decided) >= 30
     assert out.loc[out['verdict'] == 'untested', 'note'].ne('').all()
     by_id = out.set_index('id')
@@ -419,26 +418,26 @@ def run(spec: dict, ctx: Context, **options) -> dict:
 
 @pytest.mark.parametrize('spec, verdict', [
     (claim('greater', TRAIN_HELD, paired=True), 'reproduced'),
-    (claim('less', TRAIN_HELD, paired=True), 'contradicted'),
-    (claim('greater', TRAIN_HELD[:1], than=0.99), 'contradicted'),
+    (claim('less', TRAIN_HELD, paired=True), 'reversed'),
+    (claim('greater', TRAIN_HELD[:1], than=0.99), 'reversed'),
     (claim('greater', TRAIN_HELD[:1], than=0.9), 'inconclusive'),
     (claim('increasing', [dict(KL, rows=['epoch=1', 'epoch=2', 'epoch=3'])], paired=True), 'reproduced'),
-    (claim('decreasing', [dict(KL, rows=['epoch=1', 'epoch=2'])], paired=True), 'contradicted'),
+    (claim('decreasing', [dict(KL, rows=['epoch=1', 'epoch=2'])], paired=True), 'reversed'),
     (claim('about', [dict(KL, row='epoch=2'), dict(KL, row='epoch=1')], about=4, of='ratio', paired=True,
-           scale='log'), 'reproduced'),
+           scale='log'), 'inside'),
     (claim('about', [dict(KL, row='epoch=2'), dict(KL, row='epoch=1')], about=40, of='ratio', paired=True,
-           scale='log'), 'contradicted'),
+           scale='log'), 'outside'),
     (claim('about', [{'cell': {'epochs': 8}, 'metric': 'gradient_steps'}, {'cell': {}, 'metric': 'gradient_steps'}],
-           about=2, of='ratio', paired=True, scale='log'), 'reproduced'),
+           about=2, of='ratio', paired=True, scale='log'), 'inside'),
     (claim('about', [{'cell': {}, 'metric': 'pass_train'}, {'cell': {'lam': 0.95}, 'metric': 'pass_train'}],
-           about=0, of='difference', margin=0.2, paired=True), 'reproduced'),
-    (claim('about', TRAIN_HELD, about=0, of='difference', margin=0.05, paired=True), 'contradicted'),
+           about=0, of='difference', margin=0.2, paired=True), 'inside'),
+    (claim('about', TRAIN_HELD, about=0, of='difference', margin=0.05, paired=True), 'outside'),
     (claim('about', [{'cell': {}, 'metric': 'pass_train'}, {'cell': {'lam': 0.95}, 'metric': 'pass_train'}],
            about=0, of='difference', margin=0.001, paired=True), 'inconclusive'),
     (claim('about', [{'table': 'T7', 'row': 'lam=1.0', 'metric': 'pass_train'}], about=0.9, scale='logit',
-           margin=0.6), 'reproduced'),
+           margin=0.6), 'inside'),
     (claim('about', [{'table': 'T7', 'row': 'lam=1.0', 'metric': 'pass_train'}], about=0.5, scale='logit'),
-     'contradicted'),
+     'outside'),
 ])
 def test_every_verdict_of_every_kind_is_reachable(ctx, spec, verdict):
     out = run(spec, ctx)

@@ -47,12 +47,21 @@ def test_a_rate_near_zero_reads_in_points_and_odds_with_no_bound_above_1000x():
     text = describe(claim, row(1 / 63.7, 1 / 4714285710, 1 / 15.9), ['[epochs=16] pass_train', '[baseline] pass_train'],
                     [0.0781, 0.844])
     assert text == ('pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 '
-                    '(95% CI 15.9 to over 1000)')
+                    '(95% CI 15.9 to over 1,000)')
     numbers = [float(n) for n in re.findall(r'\d+(?:\.\d+)?(?:e[+-]?\d+)?', text)]
     assert max(numbers) <= 1000
     above = describe(dict(kind='greater', scale='logit', than=0.5), row(2.0, 1.5, 2500.0), ['pass_train'], [0.667])
     assert above == ('pass_train 0.667 vs 0.5: 16.7 points higher; odds higher by a factor of 2 (95% CI 1.5 to over '
-                     '1000)')
+                     '1,000)')
+
+
+def test_an_estimate_beyond_1000x_reads_over_1000_too():
+    """The published 'higher by a factor of 2137254900': the estimate is capped like its interval's bounds."""
+    text = describe(dict(kind='greater', scale='logit', than=0.5), row(2137254900.0, 30.0, 1e12), ['pass_train'], [1.0])
+    assert text.endswith('odds higher by a factor of over 1,000 (95% CI 30 to over 1,000)')
+    ratio = describe(dict(kind='about', scale='log', about=25, of='ratio'), row(5000.0, 2000.0, 9000.0, 20, 31),
+                     ['[a] kl', '[b] kl'], [5.0, 0.001])
+    assert 'kl: a / b over 1,000 (95% CI over 1,000 to over 1,000): above the band 20 to 31' in ratio
 
 
 def test_an_about_claim_says_where_its_interval_lies_against_the_band():
