@@ -30,7 +30,8 @@ from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
-MERGED = ('trainer', 'baseline')  # a design that extends another merges these key by key; every other key replaces
+MERGED = ('trainer', 'baseline', 'seeds')  # a design that extends another merges these key by key where both are
+# mappings; every other key replaces
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
 ALWAYS_RECORDED = object()  # an axis's field that every published record holds
@@ -273,7 +274,8 @@ def cell_json(values: dict) -> str:
 
 def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     """A design with the design it `extends` (a file, relative to the repository root) filled in: every key the
-    design does not state comes from the file it extends; trainer and baseline are merged key by key (MERGED).
+    design does not state comes from the file it extends; trainer, baseline and seeds are merged key by key where
+    both are mappings (MERGED).
     Resolved again in the file extended, so designs chain; a missing file or a cycle is a DesignError naming it."""
     if 'extends' not in design:
         return dict(design)
@@ -285,7 +287,12 @@ def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     except OSError as error:
         raise DesignError(f'extends: {name}: {error.strerror} (a design file, relative to {root})') from None
     own = {key: value for key, value in design.items() if key != 'extends'}
-    return {**base, **own, **{key: {**base.get(key, {}), **own[key]} for key in MERGED if key in own}}
+    return {**base, **own, **{key: merged(base.get(key), own[key]) for key in MERGED if key in own}}
+
+
+def merged(base, own):
+    """A key's value in a design that extends another: the two mappings merged key by key, else its own."""
+    return {**base, **own} if isinstance(base, dict) and isinstance(own, dict) else own
 
 
 def load_design(path: Path | str) -> dict:
