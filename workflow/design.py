@@ -7,18 +7,15 @@ fragment declared with it, from which the config schema's axis sections (`$defs/
 added at its baseline level renames no cell. Adding an axis touches this file, TrainConfig if the trainer
 lacks the field, and the config that varies it.
 
-Pure Python (PyYAML, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it imports
-neither torch nor pandas.
+Pure Python (PyYAML, jsonschema, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it
+imports neither torch nor pandas.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import json
 import math
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +23,7 @@ import yaml
 
 from agentrl.algorithms import ALGORITHMS, CRITIC_FIELDS
 from agentrl.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
+from workflow.faults import json_types, validated
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,12 +84,6 @@ def recorded(config: dict) -> dict:
 
 # --- values: canonical JSON and canonical text ------------------------------------------------
 
-def json_types(schema: dict) -> set[str]:
-    """The JSON type names a schema fragment allows."""
-    kind = schema.get('type', [])
-    return {kind} if isinstance(kind, str) else set(kind)
-
-
 def canonical(schema: dict, value):
     """A config value as the trainer reads it: 1 and 1.0 are the same number (float or int by the schema)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -123,15 +115,6 @@ def config_schema() -> dict:
         name: {'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'$ref': f'#/$defs/axes/{name}'}}
         for name in AXES}
     return schema
-
-
-@contextlib.contextmanager
-def config_schema_file() -> Iterator[str]:
-    """config_schema() in a temporary JSON file while the context lasts (snakemake.utils.validate reads a path)."""
-    with tempfile.NamedTemporaryFile('w', suffix='.schema.json') as out:
-        json.dump(config_schema(), out)
-        out.flush()
-        yield out.name
 
 
 @functools.cache
@@ -295,14 +278,18 @@ def merged(base, own):
     return {**base, **own} if isinstance(base, dict) and isinstance(own, dict) else own
 
 
+def checked(design: dict, source: str) -> dict:
+    """A design with what it extends filled in, validated against the generated schema (defaults filled in), as the
+    Snakefile sees it; a DesignError of one line per fault, each naming the source (the design's file)."""
+    try:
+        return validated(extend(design), config_schema())
+    except DesignError as error:
+        raise DesignError('\n'.join(f'{source}: {line}' for line in str(error).splitlines())) from None
+
+
 def load_design(path: Path | str) -> dict:
-    """A design file, what it extends filled in, validated against the generated schema (defaults filled in), as
-    the Snakefile sees it."""
-    from snakemake.utils import validate
-    design = extend(yaml.safe_load(Path(path).read_text()))
-    with config_schema_file() as schema:
-        validate(design, schema)
-    return design
+    """A design file, checked (`checked`)."""
+    return checked(yaml.safe_load(Path(path).read_text()), str(path))
 
 
 def main(argv: list[str] | None = None) -> None:

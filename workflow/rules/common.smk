@@ -8,6 +8,7 @@ iteration, a job's design against its parent's) is checked here, still before an
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -55,7 +56,7 @@ try:
     DESIGN = expand_design(config)
     PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a sequential design (rules/stages.smk)
 except DesignError as error:
-    raise WorkflowError(str(error)) from None
+    sys.exit(f"{DESIGN_FILE}: {error}")  # one line, as it is (a WorkflowError would add its location and traceback)
 CELLS = {name: cell.values for name, cell in DESIGN.items()}
 BASELINE = baseline_name(config)
 SUBSTRATE = substrate_of(config)  # every agentrl job's --substrate: the agent and tasks of all the design's runs
