@@ -82,7 +82,8 @@ def test_the_more_seeds_verb_plans_exactly_the_seeds_asked_for_one_cell(tmp_path
     assert sorted({rule for rule, _ in jobs}) == ['base_agent', 'cell_config', 'critic_config', 'train', 'warm_critic']
     assert sum(rule == 'warm_critic' for rule, _ in jobs) == 4
     unknown = subprocess.run([*verb, 'lam~0.5', '4', *design], cwd=tmp_path, env=environment(), capture_output=True, text=True)
-    assert unknown.returncode == 2 and "'lam~0.5' is not a cell or experiment of this design" in unknown.stderr
+    assert unknown.returncode == 2 and unknown.stderr.splitlines()[-1] == (
+        'python -m workflow.seeds: error: cell or experiment lam~0.5 is not in this design; did you mean lam~0.95?')
 
 
 def looks_basis(config: Path) -> str:
@@ -312,6 +313,20 @@ def test_a_bad_config_stops_before_any_job_with_a_line_per_fault(tmp_path, chang
     assert result.returncode != 0
     assert fault_lines(result.stdout, config) == [f'{config}: {line}' for line in lines], result.stdout[-3000:]
     assert not (tmp_path / 'work' / TEST_RESULTS).exists()
+
+
+@pytest.mark.parametrize('target, line', [
+    (f'{TEST_RESULTS}/runs/lam~0.59/seed~0/run.json', 'cell lam~0.59 is not in this design; did you mean lam~0.95?'),
+    (f'{TEST_RESULTS}/configs/lam~0.59.json', 'cell lam~0.59 is not in this design; did you mean lam~0.95?'),
+    (f'{TEST_RESULTS}/experiments/clip_gradient/seed~0/run.json',
+     'experiment clip_gradient is not in this design; did you mean clip_gradients?'),
+    (f'{TEST_RESULTS}/experiments/surrogate/seed~0/run.json',
+     'experiment surrogate is not in this design; it has: clip_gradients'),  # one of agentrl's, not the design's
+])
+def test_a_target_the_design_lacks_stops_in_one_line_naming_the_close_names(tmp_path, target, line):
+    result = snakemake(tmp_path, '--dry-run', '--force', target)
+    assert result.returncode != 0
+    assert fault_lines(result.stdout, TEST_CONFIG) == [f'{TEST_CONFIG}: {line}']
 
 
 def test_the_schema_knows_every_trainconfig_field():
