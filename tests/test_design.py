@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, design_differences,
-                             expand_design, extend, load_design, recorded, runtime_minutes, shared_critic,
+                             expand_design, extend, load_design, main, recorded, runtime_minutes, shared_critic,
                              substrate_of)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,3 +116,12 @@ def test_the_jobs_needs_follow_from_the_cells():
         shared_critic(differing)
     assert design_differences(DESIGN, dict(DESIGN, seeds=[0], baseline=dict(BASELINE, lam=0.9))) == [
         'baseline.lam: 1.0 -> 0.9', 'seeds: (absent) -> [0]']
+
+
+def test_the_design_verb_names_a_bad_designs_faults_without_a_traceback(tmp_path, capsys):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('extends: config/config.yaml\nbaseline: {lamda: 0.5}\n')
+    with pytest.raises(SystemExit) as stopped:
+        main(['cells', '--configfile', str(bad)])
+    assert stopped.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
+        f'python -m workflow.design: error: {bad}: baseline.lamda: unknown key; did you mean lam?')

@@ -301,8 +301,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     args = parser.parse_args(argv)
-    design = load_design(args.configfile)
-    cells = expand_design(design)
+    try:
+        design = load_design(args.configfile)
+        cells = expand_design(design)
+    except DesignError as error:
+        parser.error(str(error))
     if args.what == 'cells':
         print('\n'.join(cells))
     elif args.what == 'stages':
