@@ -3,23 +3,28 @@
 # merged); README.md, section "The workflow", has the commands.
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 sys.path.insert(0, workflow.basedir)  # workflow/design.py, importable as workflow.design
-from workflow.design import config_schema_file, extend
+from workflow.design import checked
+from workflow.plan import DesignError
 
 min_version("9.0")
+
+DEFAULT_DESIGN = "config/config.yaml"
 
 
 if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: DEFAULT_DESIGN
 
 
-config.update(extend(config))  # the design it extends, filled in (workflow/design.py)
+DESIGN_FILE = ", ".join(map(str, workflow.overwrite_configfiles)) or DEFAULT_DESIGN
+try:  # the design it extends filled in, validated (workflow/design.py)
+    config.update(checked(config, DESIGN_FILE))
+except DesignError as error:
+    sys.exit(str(error))  # a line per fault, as it is (Snakemake would add a WorkflowError's location and traceback)
 config.pop("extends", None)
-with config_schema_file() as schema:
-    validate(config, schema)
 
 
 report: "workflow/report/workflow.rst"

@@ -13,10 +13,11 @@ A size claim's direction is its derived `-direction` row (analysis.claims.direct
 size claim's line. Findings and checks are left out (no verdict on a direction or size); calibration targets (the
 substrates were tuned to them) are shown apart and counted in no class.
 
-    python -m analysis.substrates config/config.yaml config/substrates/larger.yaml config/substrates/longer.yaml
+    python -m analysis.substrates [DESIGN ...]
 
-reads each design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its
-first look), says how far each design got, and writes substrates.csv and .md (the designs' progress and the classes'
+(given no design, the published ones: PUBLISHED_DESIGNS, config/config.yaml and config/substrates/) reads each
+design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its first
+look), says how far each design got, and writes substrates.csv and .md (the designs' progress and the classes'
 counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables).
 """
 from __future__ import annotations
@@ -45,6 +46,7 @@ FUTILE = 'inconclusive (futile)'  # a verdict its design stopped as futile
 NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
+PUBLISHED_DESIGNS = ('config/config.yaml', 'config/substrates/larger.yaml', 'config/substrates/longer.yaml')
 JUDGED_GROUPS = ('chapter', 'literature')  # the groups whose claims are evidence; calibration targets are not
 
 
@@ -303,7 +305,8 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='python -m analysis.substrates', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('designs', nargs='+', metavar='DESIGN', help='a design file, one per substrate')
+    parser.add_argument('designs', nargs='*', default=list(PUBLISHED_DESIGNS), metavar='DESIGN',
+                        help=f'a design file, one per substrate (default: {" ".join(PUBLISHED_DESIGNS)})')
     parser.add_argument('--out', default='results/across', help='where the tables and the figure go (default: %(default)s)')
     args = parser.parse_args(argv)
     try:

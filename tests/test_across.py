@@ -1,13 +1,17 @@
 """One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from agentrl.files import with_manifest, write_folder
+from analysis import substrates
 from analysis.records import parquet_bytes
 from analysis.substrates import Judged, across, class_counts, figure, made, main, read_substrates
+
+REPO = Path(__file__).resolve().parents[1]
 
 ROWS = [  # id, part, group, source
     ('a', 'direction', 'chapter', 'T6 (8.3)'),
@@ -118,3 +122,15 @@ def test_two_designs_of_one_substrate_or_no_ledger_anywhere_are_named(tmp_path, 
         main([design(tmp_path, 'larger'), '--out', str(tmp_path / 'out')])
     assert "no ledger on any substrate (larger): nothing to line up" in capsys.readouterr().err
     assert not (tmp_path / 'out').exists()
+
+
+def test_given_no_design_the_verb_reads_the_published_ones(tmp_path, capsys, monkeypatch):
+    """The published designs: the default one and one per other substrate (config/substrates/), as the README runs
+    them."""
+    others = sorted(path.name for path in (REPO / 'config' / 'substrates').glob('*.yaml'))
+    published = ['config/config.yaml', *(f'config/substrates/{name}' for name in others)]
+    assert list(substrates.PUBLISHED_DESIGNS) == published
+    monkeypatch.setattr(substrates, 'PUBLISHED_DESIGNS', (design(tmp_path, 'larger'),))
+    with pytest.raises(SystemExit):
+        main(['--out', str(tmp_path / 'out')])
+    assert 'no ledger on any substrate (larger): nothing to line up' in capsys.readouterr().err

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, config_schema, design_differences,
-                             expand_design, extend, load_design, recorded, runtime_minutes, shared_critic,
+                             expand_design, extend, load_design, main, recorded, runtime_minutes, shared_critic,
                              substrate_of)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,6 +84,16 @@ def test_a_design_that_extends_another_states_only_where_it_differs(tmp_path):
         extend(dict(extends='none.yaml'), tmp_path)
 
 
+def test_a_sequential_designs_seeds_merge_key_by_key_and_a_list_replaces_them(tmp_path):
+    (tmp_path / 'base.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=dict(initial=10, step=5, max=40, gamma=-2))))
+    assert extend(dict(extends='base.yaml', seeds=dict(max=60)), tmp_path)['seeds'] == dict(
+        initial=10, step=5, max=60, gamma=-2)
+    assert extend(dict(extends='base.yaml', seeds=[0, 1]), tmp_path)['seeds'] == [0, 1]
+    (tmp_path / 'fixed.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=[0, 1])))
+    assert extend(dict(extends='fixed.yaml', seeds=dict(initial=2, step=1, max=3)), tmp_path)['seeds'] == dict(
+        initial=2, step=1, max=3)
+
+
 def test_the_test_design_extends_the_default_and_states_no_axis_of_its_own():
     """An axis added to the default design reaches the test design without an edit there."""
     raw = yaml.safe_load((REPO / 'config' / 'test.yaml').read_text())
@@ -106,3 +116,12 @@ def test_the_jobs_needs_follow_from_the_cells():
         shared_critic(differing)
     assert design_differences(DESIGN, dict(DESIGN, seeds=[0], baseline=dict(BASELINE, lam=0.9))) == [
         'baseline.lam: 1.0 -> 0.9', 'seeds: (absent) -> [0]']
+
+
+def test_the_design_verb_names_a_bad_designs_faults_without_a_traceback(tmp_path, capsys):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('extends: config/config.yaml\nbaseline: {lamda: 0.5}\n')
+    with pytest.raises(SystemExit) as stopped:
+        main(['cells', '--configfile', str(bad)])
+    assert stopped.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
+        f'python -m workflow.design: error: {bad}: baseline.lamda: unknown key; did you mean lam?')

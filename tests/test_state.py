@@ -113,8 +113,10 @@ def test_more_seeds_for_one_cell_are_the_seeds_its_records_lack():
         'out/runs/baseline/seed~3/run.json', 'out/runs/baseline/seed~4/run.json']
     assert more_seeds('surrogate', 2, cells, experiments, held, 'out') == ['out/experiments/surrogate/seed~1/run.json']
     assert len(more_seeds('lam~0.95', 2, cells, experiments, held, 'out')) == 2
-    with pytest.raises(DesignError, match="'lam~0.9' is not a cell or experiment of this design; they are: baseline, "
-                                          "lam~0.95, surrogate"):
+    with pytest.raises(DesignError, match='^cell or experiment lam~0.9 is not in this design; did you mean lam~0.95[?]$'):
         more_seeds('lam~0.9', 5, cells, experiments, held, 'out')
+    with pytest.raises(DesignError, match='^cell or experiment x is not in this design; it has: baseline, lam~0.95, '
+                                          'surrogate$'):
+        more_seeds('x', 5, cells, experiments, held, 'out')
     with pytest.raises(DesignError, match='baseline: 3 seeds asked for, the records hold 3: expected more than 3'):
         more_seeds('baseline', 3, cells, experiments, held, 'out')

@@ -24,7 +24,7 @@ python -m workflow.design stages --configfile FILE     # its stages: seeds at ea
 ```
 
 The file is validated against `workflow/schemas/config.schema.yaml` before any job runs; every mapping rejects a key
-it does not know. An ablation axis is declared once, in `workflow/design.py` (`AXES`), which generates the schema's
+it does not know, and each fault stops the workflow in one line naming the key, the value and what is allowed. An ablation axis is declared once, in `workflow/design.py` (`AXES`), which generates the schema's
 axis sections. A cell is named by the axes where it differs from the baseline (`lam~0.95`, `epochs~8_minibatches~8`);
 its config file holds the TrainConfig fields (`agentrl/config.py`) the design sets, and every other field takes
 TrainConfig's default (the chapter's).

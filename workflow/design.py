@@ -7,18 +7,15 @@ fragment declared with it, from which the config schema's axis sections (`$defs/
 added at its baseline level renames no cell. Adding an axis touches this file, TrainConfig if the trainer
 lacks the field, and the config that varies it.
 
-Pure Python (PyYAML, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it imports
-neither torch nor pandas.
+Pure Python (PyYAML, jsonschema, and agentrl's pure modules): the Snakefile, the tests and `analysis` import it; it
+imports neither torch nor pandas.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import json
 import math
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +23,13 @@ import yaml
 
 from agentrl.algorithms import ALGORITHMS, CRITIC_FIELDS
 from agentrl.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
+from workflow.faults import json_types, validated
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
-MERGED = ('trainer', 'baseline')  # a design that extends another merges these key by key; every other key replaces
+MERGED = ('trainer', 'baseline', 'seeds')  # a design that extends another merges these key by key where both are
+# mappings; every other key replaces
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
 ALWAYS_RECORDED = object()  # an axis's field that every published record holds
@@ -85,12 +84,6 @@ def recorded(config: dict) -> dict:
 
 # --- values: canonical JSON and canonical text ------------------------------------------------
 
-def json_types(schema: dict) -> set[str]:
-    """The JSON type names a schema fragment allows."""
-    kind = schema.get('type', [])
-    return {kind} if isinstance(kind, str) else set(kind)
-
-
 def canonical(schema: dict, value):
     """A config value as the trainer reads it: 1 and 1.0 are the same number (float or int by the schema)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -122,15 +115,6 @@ def config_schema() -> dict:
         name: {'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'$ref': f'#/$defs/axes/{name}'}}
         for name in AXES}
     return schema
-
-
-@contextlib.contextmanager
-def config_schema_file() -> Iterator[str]:
-    """config_schema() in a temporary JSON file while the context lasts (snakemake.utils.validate reads a path)."""
-    with tempfile.NamedTemporaryFile('w', suffix='.schema.json') as out:
-        json.dump(config_schema(), out)
-        out.flush()
-        yield out.name
 
 
 @functools.cache
@@ -273,7 +257,8 @@ def cell_json(values: dict) -> str:
 
 def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     """A design with the design it `extends` (a file, relative to the repository root) filled in: every key the
-    design does not state comes from the file it extends; trainer and baseline are merged key by key (MERGED).
+    design does not state comes from the file it extends; trainer, baseline and seeds are merged key by key where
+    both are mappings (MERGED).
     Resolved again in the file extended, so designs chain; a missing file or a cycle is a DesignError naming it."""
     if 'extends' not in design:
         return dict(design)
@@ -285,17 +270,26 @@ def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     except OSError as error:
         raise DesignError(f'extends: {name}: {error.strerror} (a design file, relative to {root})') from None
     own = {key: value for key, value in design.items() if key != 'extends'}
-    return {**base, **own, **{key: {**base.get(key, {}), **own[key]} for key in MERGED if key in own}}
+    return {**base, **own, **{key: merged(base.get(key), own[key]) for key in MERGED if key in own}}
+
+
+def merged(base, own):
+    """A key's value in a design that extends another: the two mappings merged key by key, else its own."""
+    return {**base, **own} if isinstance(base, dict) and isinstance(own, dict) else own
+
+
+def checked(design: dict, source: str) -> dict:
+    """A design with what it extends filled in, validated against the generated schema (defaults filled in), as the
+    Snakefile sees it; a DesignError of one line per fault, each naming the source (the design's file)."""
+    try:
+        return validated(extend(design), config_schema())
+    except DesignError as error:
+        raise DesignError('\n'.join(f'{source}: {line}' for line in str(error).splitlines())) from None
 
 
 def load_design(path: Path | str) -> dict:
-    """A design file, what it extends filled in, validated against the generated schema (defaults filled in), as
-    the Snakefile sees it."""
-    from snakemake.utils import validate
-    design = extend(yaml.safe_load(Path(path).read_text()))
-    with config_schema_file() as schema:
-        validate(design, schema)
-    return design
+    """A design file, checked (`checked`)."""
+    return checked(yaml.safe_load(Path(path).read_text()), str(path))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -307,8 +301,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     args = parser.parse_args(argv)
-    design = load_design(args.configfile)
-    cells = expand_design(design)
+    try:
+        design = load_design(args.configfile)
+        cells = expand_design(design)
+    except DesignError as error:
+        parser.error(str(error))
     if args.what == 'cells':
         print('\n'.join(cells))
     elif args.what == 'stages':

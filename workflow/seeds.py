@@ -17,10 +17,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('count', type=int, help='the seeds it should have, 0 to N - 1')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     args = parser.parse_args(argv)
-    design = load_design(args.configfile)
-    cells, experiments = expand_design(design), design['experiments']
-    held = published(record_rows(f"{design['results_dir']}/records"), cells, experiments, NUMERICS_VERSION)
     try:
+        design = load_design(args.configfile)
+        cells, experiments = expand_design(design), design['experiments']
+        held = published(record_rows(f"{design['results_dir']}/records"), cells, experiments, NUMERICS_VERSION)
         print('\n'.join(more_seeds(args.name, args.count, cells, experiments, held, design['results_dir'])))
     except DesignError as error:
         parser.error(str(error))

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design, recorded
+from workflow.faults import not_in_design
 from workflow.plan import DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
@@ -139,8 +140,7 @@ def more_seeds(name: str, count: int, cells: Iterable[str], experiments: Iterabl
     records hold for it."""
     cells, experiments = list(cells), list(experiments)
     if name not in cells and name not in experiments:
-        raise DesignError(f'{name!r} is not a cell or experiment of this design; they are: '
-                          f'{", ".join([*cells, *experiments])}')
+        raise DesignError(not_in_design('cell or experiment', name, [*cells, *experiments]))
     have = held.get(name, set())
     if count <= len(have):
         raise DesignError(f'{name}: {count} seeds asked for, the records hold {len(have)}: expected more than '

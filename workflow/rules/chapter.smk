@@ -3,7 +3,7 @@
 
 rule experiment:
     input:
-        base=rules.base_agent.output[0],
+        base=experiment_base,
     output:
         f"{RESULTS}/experiments/{{experiment}}/seed~{{seed}}/run.json",
     log:

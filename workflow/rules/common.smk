@@ -8,6 +8,7 @@ iteration, a job's design against its parent's) is checked here, still before an
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -17,6 +18,7 @@ from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a te
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.design import substrate_of
+from workflow.faults import not_in_design
 from workflow.plan import DesignError, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import split_runs, write_basis
@@ -55,7 +57,7 @@ try:
     DESIGN = expand_design(config)
     PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a sequential design (rules/stages.smk)
 except DesignError as error:
-    raise WorkflowError(str(error)) from None
+    sys.exit(f"{DESIGN_FILE}: {error}")  # one line, as it is (a WorkflowError would add its location and traceback)
 CELLS = {name: cell.values for name, cell in DESIGN.items()}
 BASELINE = baseline_name(config)
 SUBSTRATE = substrate_of(config)  # every agentrl job's --substrate: the agent and tasks of all the design's runs
@@ -86,11 +88,23 @@ wildcard_constraints:
 # --- helpers of the rules ---------------------------------------------------------------------
 
 
+def known(kind, name, names):
+    """A name of the design's cells or experiments; another stops the workflow with one line naming it and the close
+    ones (SystemExit: Snakemake would wrap an input function's exception with the rule, wildcards and traceback)."""
+    if name not in names:
+        sys.exit(f"{DESIGN_FILE}: {not_in_design(kind, name, names)}")
+    return name
+
+
 def cell_values(wildcards):
-    """The TrainConfig fields of the requested cell; a cell outside the design is an error naming the design's."""
-    if wildcards.cell not in CELLS:
-        raise WorkflowError(f"cell {wildcards.cell} is not in the design; its cells are:\n  " + "\n  ".join(CELLS))
-    return CELLS[wildcards.cell]
+    """The TrainConfig fields of the requested cell; a cell outside the design stops the workflow (known)."""
+    return CELLS[known("cell", wildcards.cell, CELLS)]
+
+
+def experiment_base(wildcards):
+    """An experiment's input, the base agent; an experiment outside the design stops the workflow (known)."""
+    known("experiment", wildcards.experiment, EXPERIMENTS)
+    return rules.base_agent.output[0]
 
 
 def cell_file(wildcards):
