@@ -1,8 +1,9 @@
 """One claim on several substrates: is it about PPO or about one toy? Each substrate's ledger (analysis.claims)
 judges every claim's direction and size apart; this module lines them up per claim.
 
-    outcome     per claim, part and substrate: holds (reproduced; a size inside the band), fails (contradicted; a
-                size outside the band), open (inconclusive) or untested (the substrate's design has made no look yet)
+    outcome     per claim, part and substrate: holds (reproduced; a size inside the band), fails (contradicted,
+                reversed or short of the claim; a size outside the band), open (inconclusive) or untested (the
+                substrate's design has made no look yet)
     holds_on    per claim and part: on how many of the substrates it holds ("2 of 3")
     class       general (holds on every substrate), substrate-dependent (holds on some and fails on others),
                 fails everywhere (fails on every substrate), else open (some substrate has not decided it)
@@ -14,7 +15,9 @@ size claim's line. Findings and checks are left out (no verdict on a direction o
 
 reads each design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its
 first look), says how far each design got, and writes substrates.csv and .md (the designs' progress and the classes'
-counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables).
+counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables);
+and, from each design's comparisons (results_dir/tables/comparisons.csv), effects.svg and .png: each cell's effect on
+the held-out pass rate against the baseline on every substrate.
 """
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
 from agentrl.files import write_text
 from workflow.design import load_design, substrate_of
@@ -33,11 +38,14 @@ from workflow.plan import seed_plan
 from workflow.state import record_rows
 
 from .claims import DIRECTION_SUFFIX
-from .figures import panels, save, style
+from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
 from .ledger_figure import COLORS, section
 from .text import to_markdown
 
-OUTCOMES = {'reproduced': 'holds', 'contradicted': 'fails'}  # anything else: open
+OUTCOMES = {'reproduced': 'holds', 'inside': 'holds', 'contradicted': 'fails', 'reversed': 'fails',
+            'short of the claim': 'fails', 'outside': 'fails'}  # the old verdict words and the new; anything else: open
+SHOWN = {'holds': 'reproduced', 'fails': 'contradicted', 'open': 'inconclusive'}  # an outcome drawn in a verdict's colour
+EFFECT = 'pass_heldout'  # the metric of the effects figure
 UNTESTED = 'untested'  # every outcome of a substrate whose design has made no look yet
 NOT_LOOKED = '#e4e4e4'  # its colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
@@ -50,6 +58,7 @@ class Judged:
     saying how far the design got."""
     ledger: pd.DataFrame | None
     progress: str
+    comparisons: pd.DataFrame | None = None  # its comparisons table (analysis.compare), where published
 
 
 def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.Series]:
@@ -123,28 +132,61 @@ def outcome_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
                                                 for part in PARTS for kind in kinds}} for name in substrates])
 
 
+def legend_words(outcome: str) -> str:
+    """An outcome as the figure's legend names it, with the verdict words it stands for: 'holds (reproduced, inside)'."""
+    words = [verdict for verdict, mapped in OUTCOMES.items() if mapped == outcome] or [SHOWN.get(outcome, 'no look yet')]
+    return f'{outcome} ({", ".join(words)})'
+
+
 def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]:
     """Claims (rows, by chapter section) against substrates (columns), one panel per part, each cell coloured by
-    its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white); written as
-    stem.svg/.png."""
-    codes = {'holds': 0, 'fails': 1, 'open': 2, UNTESTED: 3}
-    colours = ListedColormap([COLORS['reproduced'], COLORS['contradicted'], COLORS['inconclusive'], NOT_LOOKED])
+    its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white), a legend naming
+    the verdicts behind each colour; written as stem.svg/.png."""
+    outcomes = ('holds', 'fails', 'open', UNTESTED)
+    codes = {outcome: code for code, outcome in enumerate(outcomes)}
+    colours = [COLORS[SHOWN[o]] if o in SHOWN else NOT_LOOKED for o in outcomes]
     ordered = table.sort_values('section', kind='stable')
     with style():
-        height = 0.8 + 0.16 * len(ordered)
-        fig, axes = panels(len(PARTS), width=0.8 + 0.6 * len(substrates), height=height, sharey=True)
-        fig.subplots_adjust(wspace=0.08, top=1 - 0.9 / height)  # room for the title, not more
+        fig, axes = panels(len(PARTS), width=1.6 + 0.5 * len(substrates), height=1.8 + 0.17 * len(ordered),
+                           sharey=True)
         for ax, part in zip(axes, PARTS):
             values = ordered[[f'{part}: {name}' for name in substrates]].apply(lambda c: c.map(codes))
-            ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=colours, vmin=0, vmax=3,
-                      aspect='auto', interpolation='nearest')
-            ax.set_xticks(range(len(substrates)), substrates, rotation=30, ha='right')
+            ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=ListedColormap(colours), vmin=0,
+                      vmax=len(outcomes) - 1, aspect='auto', interpolation='nearest')
+            ax.set_xticks(range(len(substrates)), substrates, rotation=30, ha='right', fontsize=9)
             ax.set_yticks(range(len(ordered)), [f'{s}  {i}' for s, i in zip(ordered['section'], ordered['id'])],
-                          fontsize=6)
-            ax.set_title(part)
+                          fontsize=8)
+            ax.set_title(part, fontsize=10)
             ax.grid(False)
-        fig.suptitle('Each claim on each substrate: holds (green), fails (vermillion), open (grey), untested (light)',
-                     fontsize=8)
+        fig.legend(handles=[Patch(facecolor=c, edgecolor='#555555', label=legend_words(o))
+                            for o, c in zip(outcomes, colours)], loc='outside lower center', ncol=2, fontsize=8,
+                   frameon=False)
+        fig.suptitle('Each claim on each substrate', **TITLE)
+        return save(fig, stem)
+
+
+def effects(comparisons: dict[str, pd.DataFrame], stem: Path, metric: str = EFFECT) -> list[Path]:
+    """Each cell's effect on `metric` against the baseline (its comparisons' difference, paired by seed where the
+    table says so, with its 95% CI), one row per cell and a coloured marker per substrate; written as stem.svg/.png."""
+    rows = {name: frame[(frame['contrast'] == 'difference') & (frame['metric'] == metric)].set_index('cell')
+            for name, frame in comparisons.items()}
+    cells = list(dict.fromkeys(c for frame in rows.values() for c in frame.index))
+    colours = dict(zip(rows, sns.color_palette('colorblind', len(rows))))
+    offsets = dict(zip(rows, np.linspace(-0.25, 0.25, len(rows)) if len(rows) > 1 else [0.0]))
+    with style():
+        fig, (ax,) = page(1, 1, width=PAGE_WIDTH, height=1.6 + 0.3 * len(cells))
+        for name, frame in rows.items():
+            y = np.array([cells.index(c) for c in frame.index]) + offsets[name]
+            low, high = frame['n'].min(), frame['n'].max()
+            seeds = f'{low}' if low == high else f'{low} to {high}'
+            paired = ', paired by seed' if (frame['paired'] == 'yes').all() else ''
+            ax.hlines(y, frame['ci_low'], frame['ci_high'], color=colours[name], linewidth=1.5)
+            ax.plot(frame['diff'], y, 'o', color=colours[name], markersize=4, label=f'{name} ({seeds} seeds{paired})')
+        ax.axvline(0, color='k', linewidth=0.6)
+        ax.set_yticks(range(len(cells)), cells, fontsize=8)
+        ax.set(ylim=(len(cells) - 0.5, -0.5), xlabel=f'{metric}: cell - baseline (95% CI of the difference)')
+        fig.legend(loc='outside lower center', ncol=len(rows), fontsize=8, frameon=False)
+        fig.suptitle(f'Each ablation against the baseline on {len(rows)} substrates: {metric}', **TITLE)
         return save(fig, stem)
 
 
@@ -181,15 +223,17 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
         name, folder = substrate_of(design), Path(design['results_dir'])
         if name in judged:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
-        claims = folder / 'tables' / 'claims.csv'
+        claims, comparisons = folder / 'tables' / 'claims.csv', folder / 'tables' / 'comparisons.csv'
         ledger = pd.read_csv(claims, keep_default_na=False, na_values=['']) if claims.is_file() else None
-        judged[name] = Judged(ledger, progress(design, folder, ledger is not None))
+        judged[name] = Judged(ledger, progress(design, folder, ledger is not None),
+                              pd.read_csv(comparisons) if comparisons.is_file() else None)
     return judged
 
 
 def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     """The ledger across substrates in out: substrates.csv (one row per claim), substrates.md (each design's progress,
-    the classes' counts, each substrate's outcomes' counts, then the rows), substrates.svg/.png."""
+    the classes' counts, each substrate's outcomes' counts, then the rows), substrates.svg/.png; effects.svg/.png
+    where a design has published its comparisons."""
     out, table = Path(out), across(judged)
     counts = class_counts(table).rename_axis('part').reset_index()
     designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()]})
@@ -197,8 +241,9 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
                 f'How many of each class\n\n{to_markdown(counts)}\n'
                 f'Per substrate, how many of each outcome\n\n{to_markdown(outcome_counts(table, list(judged)))}\n'
                 f'Each claim\n\n{to_markdown(table.fillna(""))}')
+    compared = {name: j.comparisons for name, j in judged.items() if j.comparisons is not None}
     return [write_text(out / 'substrates.csv', table.to_csv(index=False)), write_text(out / 'substrates.md', markdown),
-            *figure(table, list(judged), out / 'substrates')]
+            *figure(table, list(judged), out / 'substrates'), *(effects(compared, out / 'effects') if compared else [])]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,14 @@
 """One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
 import json
+import re
 
 import pandas as pd
 import pytest
 
 from agentrl.files import with_manifest, write_folder
 from analysis.records import parquet_bytes
-from analysis.substrates import Judged, across, class_counts, figure, made, main, read_substrates
+from analysis.substrates import Judged, across, class_counts, effects, figure, made, main, read_substrates
 
 ROWS = [  # id, part, group, source
     ('a', 'direction', 'chapter', 'T6 (8.3)'),
@@ -51,10 +52,37 @@ def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
     assert counts.loc['size'].to_dict() == {'general': 0, 'substrate-dependent': 1, 'fails everywhere': 0, 'open': 0}
 
 
-def test_the_figure_draws_claims_against_substrates(tmp_path):
+def test_the_figure_draws_claims_against_substrates_with_a_title_and_a_legend_naming_the_verdicts(tmp_path):
     paths = figure(across(judged()), list(VERDICTS), tmp_path / 'substrates')
     assert sorted(p.name for p in paths) == ['substrates.png', 'substrates.svg']
-    assert paths[0].stat().st_size > 1000
+    svg = (tmp_path / 'substrates.svg').read_text()  # its text as text (svg.fonttype none)
+    assert 'Each claim on each substrate' in svg
+    for words in ('holds (reproduced, inside)', 'fails (contradicted, reversed, short of the claim, outside)',
+                  'open (inconclusive)', 'untested (no look yet)'):
+        assert words in svg, words
+    sizes = {float(size) for size in re.findall(r'font-size: ([0-9.]+)px', svg)}  # an SVG's px is a point
+    assert sizes and min(sizes) >= 8
+
+
+def test_a_new_verdict_word_lands_in_its_outcome():
+    frames = ledgers()
+    frames['larger'] = frames['larger'].assign(verdict=frames['larger']['verdict'].replace(
+        {'contradicted': 'outside', 'reproduced': 'inside', 'inconclusive': 'short of the claim'}))
+    table = across({name: Judged(frame, 'done') for name, frame in frames.items()}).set_index('id')
+    assert table.loc['b', 'size: larger'] == 'fails' and table.loc['a', 'direction: larger'] == 'holds'
+    assert table.loc['d', 'direction: larger'] == 'fails'
+
+
+def test_the_effects_figure_draws_each_cell_on_each_substrate(tmp_path):
+    def comparisons(shift: float) -> pd.DataFrame:
+        return pd.DataFrame([dict(cell=c, contrast='difference', metric=m, diff=d + shift, ci_low=d - 0.1,
+                                  ci_high=d + 0.1, n=12, paired='yes')
+                             for c, d in (('epochs~8', -0.2), ('lam~0.9', 0.0)) for m in ('pass_heldout', 'pass_train')])
+    paths = effects({'tinyagent': comparisons(0.0), 'larger': comparisons(0.05)}, tmp_path / 'effects')
+    assert sorted(p.name for p in paths) == ['effects.png', 'effects.svg']
+    svg = (tmp_path / 'effects.svg').read_text()
+    assert all(word in svg for word in ('epochs~8', 'lam~0.9', 'tinyagent (12 seeds, paired by seed)', 'larger'))
+    assert 'Each ablation against the baseline on 2 substrates: pass_heldout' in svg
 
 
 def test_a_substrate_without_a_look_is_untested_and_keeps_its_claims_open():
@@ -86,6 +114,8 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     frame = ledgers()['tinyagent']
     (tmp_path / 'tinyagent' / 'tables').mkdir(parents=True)
     frame.to_csv(tmp_path / 'tinyagent' / 'tables' / 'claims.csv', index=False)
+    pd.DataFrame([dict(cell='epochs~8', contrast='difference', metric='pass_heldout', diff=-0.2, ci_low=-0.3,
+                       ci_high=-0.1, n=12, paired='yes')]).to_csv(tmp_path / 'tinyagent' / 'tables' / 'comparisons.csv')
     records(tmp_path / 'tinyagent', 500, 2)
     (tmp_path / 'tinyagent' / 'stages').mkdir()
     (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
@@ -104,6 +134,7 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert '| tinyagent | 3 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown  # direction: holds, fails, open, untested
     assert '| larger | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
     assert (tmp_path / 'out' / 'substrates.png').stat().st_size > 1000
+    assert 'epochs~8' in (tmp_path / 'out' / 'effects.svg').read_text()  # from the design that published comparisons
 
 
 def test_a_designs_runs_name_their_numerics_versions():
