@@ -2,8 +2,9 @@
 bands with fill_between); rendering is deterministic (fixed SVG hash salt, no dates in metadata).
 
 Figures are drawn on matplotlib's Agg canvas directly, without pyplot's global state. Legends sit
-outside the data; an axis's levels are named as the design's registry shows them (`epochs=8`), and a
-level keeps one colour in every figure (the baseline's level is black).
+outside the data; an axis's levels are named as the design's registry shows them (`epochs=8`; `8` in a panel
+titled by its axis), and a level keeps one colour in every figure (the baseline's level is black). Every figure
+has a title.
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ FORMATS = ('svg', 'png')
 FOREST_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'reward_same_episodes')  # the main outcomes, where
 # a cell has them (the last: runs of another length); all in the tables
 CLIP, DUAL = 0.2, 3.0  # Figure 8.2: eps and the dual-clip constant c
+PAGE_WIDTH = 7.0  # inches: a figure a paper takes at the width of its page
+TITLE = dict(fontsize=11, fontweight='bold')  # every figure's title (fig.suptitle)
 
 
 @contextmanager
@@ -45,13 +48,21 @@ def style():
         yield
 
 
-def panels(columns: int, width: float = 4.5, height: float = 3.6, **options):
-    """A figure on an Agg canvas with one row of `columns` axes -> (figure, array of axes)."""
-    fig = Figure(figsize=(width * columns, height))
+def panels(columns: int, width: float = 3.5, height: float = 3.2, **options):
+    """One row of `columns` panels, each about width x height inches -> (figure, list of axes)."""
+    return page(columns, columns, width * columns, height, **options)
+
+
+def page(count: int, columns: int = 3, width: float = PAGE_WIDTH, height: float = 2.6, **options):
+    """A page-wide figure of `count` panels in rows of `columns`, laid out by matplotlib's constrained layout ->
+    (figure, list of count axes); the grid's unused places are removed."""
+    rows = max(-(-count // columns), 1)
+    fig = Figure(figsize=(width, height * rows), layout='constrained')
     FigureCanvasAgg(fig)
-    grid = fig.subplots(1, columns, squeeze=False, **options)[0]
-    fig.subplots_adjust(wspace=0.35)  # room for each panel's own tick labels
-    return fig, grid
+    grid = list(fig.subplots(rows, columns, squeeze=False, **options).flat)
+    for ax in grid[max(count, 1):]:
+        fig.delaxes(ax)
+    return fig, grid[:max(count, 1)]
 
 
 def save(fig: Figure, stem: Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
@@ -71,9 +82,11 @@ def numbered(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return rows.assign(x=rows['row'].str.removeprefix(prefix).astype(float))
 
 
-def legend_outside(ax, **options) -> None:
-    """The axes' legend below its data, clear of neighbouring panels (saved with bbox_inches='tight', never cropped)."""
-    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize='small', frameon=False, **options)
+def legend_outside(ax, below: float = 0.2, **options) -> None:
+    """The axes' legend `below` (a fraction of its height) its data, clear of neighbouring panels (saved with
+    bbox_inches='tight', never cropped)."""
+    options = dict(ncol=2, fontsize='small', frameon=False) | options
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -below), **options)
 
 
 def level_name(field: str, value) -> str:
@@ -87,17 +100,10 @@ def level_colors(levels: list, baseline_level) -> dict:
     return {baseline_level: 'k', **dict(zip(others, sns.color_palette('colorblind', len(others) or 1)))}
 
 
-def seeds_note(frame: pd.DataFrame) -> str:
-    """'95% CI of the mean over N seeds' for the seeds behind a figure (a range where cells differ)."""
-    counts = frame.groupby('name')['seed'].nunique() if len(frame) else pd.Series(dtype=int)
-    n = f'{counts.min()}' if counts.min() == counts.max() else f'{counts.min()}-{counts.max()}'
-    return f'bands: 95% CI of the mean over {n} seeds' if len(counts) else 'no seeds'
-
-
-def band(ax, summary: pd.DataFrame, x: str, label: str, color) -> None:
-    """A mean line with markers and its CI band, from a summary frame sorted by x."""
+def band(ax, summary: pd.DataFrame, x: str, label: str, color, marker: str | None = 'o') -> None:
+    """A mean line (with markers) and its CI band, from a summary frame sorted by x."""
     summary = summary.sort_values(x)
-    sns.lineplot(data=summary, x=x, y='mean', ax=ax, errorbar=None, marker='o', color=color, label=label)
+    sns.lineplot(data=summary, x=x, y='mean', ax=ax, errorbar=None, marker=marker, color=color, label=label)
     ax.fill_between(summary[x], summary['ci_low'], summary['ci_high'], color=color, alpha=0.25, linewidth=0)
 
 
@@ -136,6 +142,7 @@ def figure_8_1(ctx: Context, stem: Path) -> list[Path]:
     else:
         no_data(right, 'F8.1 policy_tokens, log_w_k10')
     right.set(xlabel='policy tokens in the episode', ylabel='log w after 10 updates')
+    fig.suptitle('Figure 8.1: importance weights after k updates', **TITLE)
     return save(fig, stem)
 
 
@@ -159,6 +166,7 @@ def figure_8_2(stem: Path) -> list[Path]:
             ax.axvline(edge, color='grey', linewidth=0.5)
         ax.set(xlabel='ratio rho', ylabel='per-token objective', title=f'A = {advantage:+g}')
         legend_outside(ax)
+    fig.suptitle('Figure 8.2: the clipped objective against the ratio', **TITLE)
     return save(fig, stem)
 
 
@@ -180,33 +188,47 @@ def figure_8_3(ctx: Context, stem: Path) -> list[Path]:
         if metric == 'approx_kl':
             target = chapter_constant('kl_target')  # the chapter's early-stopping target, marked in Figure 8.3
             ax.axhline(target, color='k', linestyle='--', linewidth=1, label=f'target {target:g}')
-        legend_outside(ax)
+        legend_outside(ax, ncol=1)
         ax.set(xlabel='epoch', ylabel=metric)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle('Figure 8.3: clip fraction and approximate KL per epoch', **TITLE)
     return save(fig, stem)
 
 
-def learning_curves(ctx: Context, runs: Runs) -> Figure:
-    """Batch reward against iteration, one panel per ablation axis (the baseline and each level), CI bands over seeds."""
+def common_seeds(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the seeds every cell (name) in rows has."""
+    seeds = set.intersection(*(set(group) for _, group in rows.groupby('name')['seed'])) if len(rows) else set()
+    return rows[rows['seed'].isin(seeds)]
+
+
+def learning_curves(ctx: Context, runs: Runs, columns: int = 3) -> Figure:
+    """Batch reward against training episodes (iteration x episodes_per_iteration), a panel per ablation axis (the
+    baseline and each level) in rows of `columns`: mean and 95% CI band over the seeds every cell of the panel has."""
     iterations = runs.table('iterations')
     by_axis = {field: [ctx.baseline] + cells for field, cells in axes(ctx.configs, ctx.baseline).items()}
-    fig, grid = panels(max(len(by_axis), 1), width=4.2, sharey=True)
-    for ax, (field, cells) in zip(grid, by_axis.items()):
+    fig, grid = page(len(by_axis), columns, height=2.7, sharey=True)
+    for i, (ax, (field, cells)) in enumerate(zip(grid, by_axis.items())):
         levels = {cell: ctx.configs[cell].get(field) for cell in cells}
         colors = level_colors(list(levels.values()), levels[ctx.baseline])
-        rows = iterations[iterations['name'].isin(cells)]
+        rows = common_seeds(iterations[iterations['name'].isin(cells)])
         for cell in sorted(cells, key=lambda c: order(levels[c])):
             curve = rows[rows['name'] == cell]
             if len(curve):
-                curve = curve.assign(x=curve['iteration'] + 1, value=curve['reward'])
-                band(ax, summarize(curve, ['x']), 'x', level_name(field, levels[cell]), colors[levels[cell]])
-        ax.set(xlabel='iteration', ylabel='batch reward', title=field)
+                per = ctx.configs[cell]['episodes_per_iteration']
+                curve = curve.assign(x=(curve['iteration'] + 1) * per, value=curve['reward'])
+                label = text(levels[cell]) + (' (baseline)' if cell == ctx.baseline else '')  # the panel names the axis
+                band(ax, summarize(curve, ['x']), 'x', label, colors[levels[cell]], None)
+        ax.set(xlabel='training episodes', ylabel='batch reward' if i % columns == 0 else '', title=field)
+        ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         if len(rows):
-            legend_outside(ax, title=seeds_note(rows))
+            legend_outside(ax, 0.3, title=f"{rows['seed'].nunique()} seeds each", fontsize=8, title_fontsize=8,
+                           handlelength=1.2, columnspacing=0.8)
         else:
             no_data(ax, f'iterations of the {field} cells')
     if not by_axis:
         no_data(grid[0], 'no ablation axis: cells differing from the baseline in one field')
+    fig.suptitle('Batch reward during training, per ablation axis\n'
+                 '(mean and 95% CI of the mean over the seeds every cell of a panel has)', **TITLE)
     return fig
 
 
@@ -253,7 +275,7 @@ def forest(comparisons: pd.DataFrame, axis: str, ctx: Context) -> Figure:
     metrics = [m for m in FOREST_METRICS if m in set(rows['metric'])]
     labels = list(dict.fromkeys(rows['label']))
     lengths_differ = (rows['episodes_cell'] != rows['episodes_baseline']).any()
-    fig, grid = panels(max(len(metrics), 1), width=3.2, height=0.4 * len(labels) + 1.4, sharey=True)
+    fig, grid = panels(max(len(metrics), 1), width=2.6, height=0.4 * len(labels) + 1.8, sharey=True)
     for ax, metric in zip(grid, metrics):
         part = rows[rows['metric'] == metric]
         y = [labels.index(label) for label in part['label']]
@@ -261,9 +283,10 @@ def forest(comparisons: pd.DataFrame, axis: str, ctx: Context) -> Figure:
         ax.scatter(part['diff'], y, color=list(part['color']), zorder=3)
         ax.axvline(0, color='k', linewidth=0.5)
         ax.set_yticks(range(len(labels)), labels)
-        ax.set(xlabel=f'{metric}\n(contrast, 95% CI)' if axis in block else
-               f'{metric}: cell - baseline{episodes_note(part, lengths_differ)}\n(95% CI of the difference)', ylabel='',
-               ylim=(-0.6, len(labels) - 0.4))
+        ax.set(xlabel=f'{metric}{episodes_note(part, lengths_differ)}', ylabel='', ylim=(-0.6, len(labels) - 0.4))
+    what = ('each cell minus the baseline, and the interaction' if axis in block else
+            'each level minus the baseline')
+    fig.suptitle(f'{axis}: {what} (95% CI)', **TITLE)
     return fig
 
 

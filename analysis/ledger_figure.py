@@ -2,11 +2,13 @@
 claim, grouped by the chapter's sections in its order) and claims/<id> (one small figure per claim: its seeds, and its
 decision look by look).
 
-Every row of the ledger figure reads the same way: its x axis is the claim's own tolerance. An about-claim's band lies
-at -1 to 1 on the claim's scale (log, logit or raw); a directional claim's "no effect" lies at 0 and its smallest
-effect of interest at 1 (where a threshold claim has none, 1 is log 1.25, the about-factor's step), the claimed
-direction to the right. The estimate and 95% CI are the ledger's, placed on that
-axis as given; the chapter's single-seed value is computed the same way from its printed numbers.
+The ledger figure has two panels, one per part of a claim, each on a linear axis in the claim's own tolerance. A
+direction claim's row (left) reads its estimate as a multiple of the smallest effect of interest, the claimed direction
+to the right: no effect at 0, the smallest effect at 1 (where a threshold claim has none, 1 is log 1.25, the
+about-factor's step; a ratio's multiple is taken on the log scale). A size claim's row (right) reads where its estimate
+falls against the claimed band: the chapter's value at 0, the band's edges at -1 and 1 (on the claim's scale: log, logit
+or raw). The estimate and 95% CI are the ledger's, placed as given; beyond an axis's end a row ends in an arrow with the
+estimate's position written beside it. The chapter's single-seed value is placed the same way from its printed numbers.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from .chapter import Context, Selected, printed
 from .claims import load_claims, samples
@@ -28,18 +30,19 @@ from .figures import save, style
 from .verdicts import DEFAULTS, DIRECTION, band, per_seed, to_scale
 from .words import factor
 
-COLORS = {'reproduced': '#009e73', 'inside': '#009e73', 'reversed': '#d55e00', 'short of the claim': '#e69f00',
-          'outside': '#e69f00', 'inconclusive': '#999999', 'untested': '#ffffff', 'finding': '#0072b2',
-          'pass': '#009e73', 'fail': '#d55e00'}  # Okabe-Ito: green, orange and vermillion read apart for
-# colour-blind eyes: holds green, fails orange, the other way round vermillion; a finding blue
+COLORS = {'reproduced': '#009e73', 'inside': '#009e73', 'short of the claim': '#e69f00', 'reversed': '#d55e00',
+          'outside': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff', 'finding': '#0072b2',
+          'pass': '#009e73', 'fail': '#d55e00'}  # every verdict word (a direction reproduced, reversed or short of
+# the claim; a size inside or outside): Okabe-Ito, green and vermillion read apart for colour-blind eyes, orange for
+# short of the claim, a finding blue
 OTHER = '#cc79a7'  # a verdict this module does not know
 CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
-LIMIT = 100.0  # positions beyond +-LIMIT are drawn at the edge, an arrow pointing on
+LIMITS = {'direction': (-2.0, 5.0), 'size': (-4.0, 4.0)}  # each panel's axis; a row beyond it: an arrow at its end
 BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
           'finding': 'Findings (exercise questions and models: an interval, no verdict)',
           'literature': 'Claims the chapter cites from the literature', 'check': 'Deterministic checks'}
 SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
-ROW, HEADER = 0.16, 0.34  # inches per claim and per block title
+ROW, HEADER = 0.17, 0.34  # inches per claim and per block title
 LEDGER, FOLDER = 'claims', 'claims'  # figures/claims.svg; claims/<id>.svg under the results folder
 
 
@@ -136,51 +139,66 @@ def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
 
 
 def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
-    """Every claim of the ledger as one row: its region (grey), our estimate and 95% CI coloured by the verdict,
-    the chapter's value (x) and the seeds it was decided at."""
+    """Every claim of the ledger as one row, in its part's panel: its region (grey), our estimate and 95% CI coloured by
+    the verdict, the chapter's value (x) and the seeds it was decided at; a check's pass or fail on the left."""
     rows = placed(frame, claims)
     parts = blocks(rows, chapter)
-    height = ROW * len(rows) + HEADER * len(parts) + 1.6
+    height = ROW * len(rows) + HEADER * len(parts) + 1.9
     fig = Figure(figsize=(10.0, height))
     FigureCanvasAgg(fig)
-    ax = fig.add_axes([0.3, 0.8 / height, 0.6, 1 - 1.7 / height])
+    bottom, top = 1.0 / height, 1 - 1.45 / height
+    direction = fig.add_axes([0.27, bottom, 0.36, top - bottom])
+    size = fig.add_axes([0.655, bottom, 0.28, top - bottom], sharey=direction)
+    direction.set_zorder(1)  # the blocks' titles run on over the size panel
     y, ticks, labels, links = 0.0, [], [], []
     for title, block in parts:
-        ax.plot([-0.45, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
-                linewidth=0.6)
+        for ax, start in ((direction, -0.4), (size, 0.0)):
+            ax.plot([start, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
+                    linewidth=0.6)
         y += HEADER / ROW
-        ax.text(-0.45, y, f'{title}: {tally(block)}', transform=ax.get_yaxis_transform(), ha='left',
-                va='center', fontsize=8.5, fontweight='bold')  # from under the ids: room for a long title
+        direction.text(-0.4, y, f'{title}: {tally(block)}', transform=direction.get_yaxis_transform(), ha='left',
+                       va='center', fontsize=8.5, fontweight='bold',  # from under the ids: room for a long title
+                       bbox=dict(facecolor='white', edgecolor='none', pad=0.5))
         for _, row in block.iterrows():
             y += 1
-            draw_row(ax, row, y)
+            draw_row(size if row['kind'] == 'about' else direction, row, y)
+            size.text(1.02, y, f"{row['n']}", transform=size.get_yaxis_transform(), fontsize=7, va='center')
             ticks.append(y)
             labels.append(row['id'])
             links.append(f"../{FOLDER}/{row['id']}.svg" if has_figure(row) else None)
-    ax.set_xscale('symlog', linthresh=1, linscale=1.5)
-    ax.set_xlim(-LIMIT * 1.15, LIMIT * 1.15)
-    ax.set_ylim(y + 0.8, 0)
-    ax.set_yticks(ticks, labels, fontsize=6.5)
-    for label, link in zip(ax.get_yticklabels(), links):
+    direction.set_ylim(y + 0.8, 0)
+    direction.set_yticks(ticks, labels, fontsize=7)
+    for label, link in zip(direction.get_yticklabels(), links):
         label.set_url(link)  # in the SVG, a claim's id opens its own figure
-    positions = [-100, -10, -1, 0, 1, 10, 100]
-    ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
-    ax.xaxis.set_minor_locator(FixedLocator([]))
-    ax.tick_params(axis='x', top=True, labeltop=True)  # the scale at both ends of a tall figure
-    ax.grid(axis='y', visible=False)
-    ax.text(1.01, 1.0, 'seeds', transform=ax.transAxes, fontsize=7, va='bottom', fontweight='bold')
-    ax.set_xlabel('our estimate and 95% CI in units of the claim: its band spans -1 to 1; a direction points right,\n'
-                  'no effect at 0 and the smallest effect of interest at 1 (a log axis beyond 1)', fontsize=8)
+    size.tick_params(axis='y', labelleft=False)
+    axis(direction, 'direction', 'direction claims: our estimate as a multiple of the smallest effect\n'
+                                 'of interest (dotted, at 1), no effect at 0, the claimed direction right')
+    axis(size, 'size', "size claims: our estimate against the claimed band,\nits edges at -1 and 1, the chapter's value at 0")
+    size.text(1.02, 1.0, 'seeds', transform=size.transAxes, fontsize=7, va='bottom', fontweight='bold')
     chapter_rows = rows[rows['group'] == 'chapter']
     fig.suptitle(f'The claims of Chapter 8 on our seeds: {tally(chapter_rows)} (of {len(chapter_rows)})',
-                 x=0.6, y=1 - 0.12 / height, fontsize=11, fontweight='bold', va='top')
-    handles = [Patch(facecolor=COLORS[v], edgecolor='#555555', label=v)
-               for v in ('reproduced', 'inside', 'reversed', 'short of the claim', 'outside', 'inconclusive', 'untested')]
+                 x=0.55, y=1 - 0.12 / height, fontsize=10, fontweight='bold', va='top')
+    words = {}  # colour -> the verdicts present (and untested) it stands for, in COLORS' order
+    for verdict in (v for v in COLORS if v in set(rows['verdict']) or v == 'untested'):
+        words.setdefault(COLORS[verdict], []).append(verdict)
+    handles = [Patch(facecolor=c, edgecolor='#555555', label=' / '.join(v)) for c, v in words.items()]
     handles += [Patch(facecolor=CLAIMED, label='what the chapter claims'),
                 Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)")]
-    fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.42 / height), ncol=6, fontsize=7,
+    fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.4 / height), ncol=6, fontsize=8,
                frameon=False, handlelength=1.2, columnspacing=1.0)
     return fig
+
+
+def axis(ax, part: str, label: str) -> None:
+    """A panel's linear x axis: its limits, integer ticks at both ends of the tall figure, its label."""
+    low, high = LIMITS[part]
+    positions = np.arange(np.ceil(low), np.floor(high) + 1)
+    ax.set_xlim(low - 0.3, high + 0.3)  # room for an arrow at either end
+    ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
+    ax.tick_params(axis='x', top=True, labeltop=True)
+    ax.grid(axis='y', visible=False)
+    ax.set_xlabel(label, fontsize=8)
+    ax.axvline(0, color='#555555', linewidth=0.6, zorder=1)
 
 
 def has_figure(row: pd.Series) -> bool:
@@ -189,28 +207,34 @@ def has_figure(row: pd.Series) -> bool:
 
 
 def draw_row(ax, row: pd.Series, y: float) -> None:
-    """One claim at height y: a check's pass or fail; a claim's region, CI, estimate and the chapter's value."""
+    """One claim at height y on its part's panel: a check's pass or fail; a claim's region, CI, estimate and the
+    chapter's value, each cut to the panel's axis (an arrow and the estimate's position where it goes on)."""
     color = COLORS.get(row['verdict'], OTHER)
-    ax.text(1.01, y, f"{row['n']}", transform=ax.get_yaxis_transform(), fontsize=6.5, va='center')
     if row['group'] == 'check':
         ax.plot([0], [y], marker='s', color=color, markersize=5, gid=f"claim:{row['id']}")
-        ax.text(0, y, f"  {row['verdict']}: {row['numbers']}", fontsize=6, va='center', ha='left')
+        ax.text(0, y, f"  {row['verdict']}: {row['numbers']}", fontsize=6.5, va='center', ha='left')
         return
-    region = (-1, 1) if row['kind'] == 'about' else (0, LIMIT * 1.15)
-    ax.fill_between(region, y - 0.42, y + 0.42, color=CLAIMED, linewidth=0)
+    low, high = LIMITS['size' if row['kind'] == 'about' else 'direction']
+    ax.fill_between((-1, 1) if row['kind'] == 'about' else (0, high + 0.3), y - 0.42, y + 0.42, color=CLAIMED,
+                    linewidth=0)
+    if row['kind'] != 'about':
+        ax.plot([1, 1], [y - 0.42, y + 0.42], color='#555555', linewidth=0.8, linestyle=':')  # the smallest effect
     if not np.isfinite(row['x']):
         why = textwrap.shorten(row['note'] or 'no estimate', 50, placeholder='...')
-        ax.text(0, y, f"  {row['verdict']}: {why}", fontsize=6, va='center', ha='left')
+        ax.text(0, y, f"  {row['verdict']}: {why}", fontsize=6.5, va='center', ha='left')
         ax.plot([0], [y], marker='o', markerfacecolor='white', color='#555555', markersize=4,
                 gid=f"claim:{row['id']}")
         return
-    low, high, x = (float(np.clip(row[k], -LIMIT, LIMIT)) for k in ('x_low', 'x_high', 'x'))
-    ax.plot([low, high], [y, y], color=color, linewidth=2, solid_capstyle='butt')
-    beyond = '>' if row['x'] > LIMIT else '<' if row['x'] < -LIMIT else 'o'
+    ci_low, ci_high, x = (float(np.clip(row[k], low, high)) for k in ('x_low', 'x_high', 'x'))
+    ax.plot([ci_low, ci_high], [y, y], color=color, linewidth=2, solid_capstyle='butt')
+    beyond = '>' if row['x'] > high else '<' if row['x'] < low else 'o'
     ax.plot([x], [y], marker=beyond, color=color, markeredgecolor='k', markeredgewidth=0.4, markersize=5,
             gid=f"claim:{row['id']}")
+    if beyond != 'o':
+        ax.text(x - 0.25 if beyond == '>' else x + 0.25, y, f"{row['x']:.3g}", fontsize=6.5, va='center',
+                ha='right' if beyond == '>' else 'left')
     if np.isfinite(row['chapter_x']):
-        ax.plot([float(np.clip(row['chapter_x'], -LIMIT, LIMIT))], [y], marker='x', color='k', markersize=4,
+        ax.plot([float(np.clip(row['chapter_x'], low, high))], [y], marker='x', color='k', markersize=4,
                 markeredgewidth=1)
 
 

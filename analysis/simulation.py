@@ -190,7 +190,7 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
         frame = pd.DataFrame(runs)
         rows.append(dict(ledger=mixture.name, design=name, fdr=frame['fdp'].mean(),
                          fdr_se=frame['fdp'].std() / math.sqrt(ledgers), any_false=frame['any_false'].mean(),
-                         power=frame['power'].mean(), contradicted_absent=frame['absent'].mean(),
+                         power=frame['power'].mean(), against_absent=frame['absent'].mean(),
                          mean_seeds=frame['seeds'].mean()))
     return pd.DataFrame(rows)
 

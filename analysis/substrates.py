@@ -18,7 +18,9 @@ substrates were tuned to them) are shown apart and counted in no class.
 (given no design, the published ones: PUBLISHED_DESIGNS, config/config.yaml and config/substrates/) reads each
 design's substrate (its baseline's) and published ledger (results_dir/tables/claims.csv; none before its first
 look), says how far each design got, and writes substrates.csv and .md (the designs' progress and the classes'
-counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables).
+counts first) and substrates.svg and .png under --out (default results/across: the aggregation owns results/tables);
+and, from each design's comparisons (results_dir/tables/comparisons.csv), effects.svg and .png: each cell's
+effect on the held-out pass rate against the baseline on every substrate.
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
 from agentrl.files import write_text
 from workflow.design import load_design, substrate_of
@@ -37,12 +41,14 @@ from workflow.plan import seed_plan
 from workflow.state import record_rows
 
 from .claims import DIRECTION_SUFFIX
-from .figures import panels, save, style
+from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
 from .ledger_figure import COLORS, section
 from .text import to_markdown
 from .verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 
 FUTILE = 'inconclusive (futile)'  # a verdict its design stopped as futile
+SHOWN = {'holds': 'reproduced', 'fails': 'reversed', 'open': 'inconclusive'}  # an outcome drawn in a verdict's colour
+EFFECT = 'pass_heldout'  # the metric of the effects figure
 NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
@@ -64,6 +70,7 @@ class Judged:
     ledger: pd.DataFrame | None
     progress: str
     seeds: str = ''
+    comparisons: pd.DataFrame | None = None  # its comparisons table (analysis.compare), where published
 
 
 def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -157,28 +164,61 @@ def verdict_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
                                                 for part in PARTS for word in words[part]}} for name in substrates])
 
 
+def legend_words(outcome: str) -> str:
+    """An outcome as the figure's legend names it, with the verdict words it stands for: 'holds (reproduced, inside)'."""
+    words = {'holds': SUPPORTED, 'fails': AGAINST, 'open': ('inconclusive',)}.get(outcome, ('no look yet',))
+    return f'{outcome} ({", ".join(words)})'
+
+
 def figure(table: pd.DataFrame, substrates: list[str], stem: Path) -> list[Path]:
     """Claims (rows, by chapter section) against substrates (columns), one panel per part, each cell coloured by
-    its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white); written as
-    stem.svg/.png."""
-    codes = {'holds': 0, 'fails': 1, 'open': 2, UNTESTED: 3}
-    colours = ListedColormap([COLORS['reproduced'], COLORS['short of the claim'], COLORS['inconclusive'], NOT_LOOKED])
+    its outcome (holds green, fails vermillion, open grey, untested light grey, no such part white), a legend naming
+    the verdicts behind each colour; written as stem.svg/.png."""
+    outcomes = ('holds', 'fails', 'open', UNTESTED)
+    codes = {outcome: code for code, outcome in enumerate(outcomes)}
+    colours = [COLORS[SHOWN[o]] if o in SHOWN else NOT_LOOKED for o in outcomes]
     ordered = table.sort_values('section', kind='stable')
     with style():
-        height = 0.8 + 0.16 * len(ordered)
-        fig, axes = panels(len(PARTS), width=0.8 + 0.6 * len(substrates), height=height, sharey=True)
-        fig.subplots_adjust(wspace=0.08, top=1 - 0.9 / height)  # room for the title, not more
+        fig, axes = panels(len(PARTS), width=1.6 + 0.5 * len(substrates), height=1.8 + 0.17 * len(ordered),
+                           sharey=True)
         for ax, part in zip(axes, PARTS):
             values = ordered[[f'{part}: {name}' for name in substrates]].apply(lambda c: c.map(outcome).map(codes))
-            ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=colours, vmin=0, vmax=3,
-                      aspect='auto', interpolation='nearest')
-            ax.set_xticks(range(len(substrates)), substrates, rotation=30, ha='right')
+            ax.imshow(np.ma.masked_invalid(values.to_numpy(dtype=float)), cmap=ListedColormap(colours), vmin=0,
+                      vmax=len(outcomes) - 1, aspect='auto', interpolation='nearest')
+            ax.set_xticks(range(len(substrates)), substrates, rotation=30, ha='right', fontsize=9)
             ax.set_yticks(range(len(ordered)), [f'{s}  {i}' for s, i in zip(ordered['section'], ordered['id'])],
-                          fontsize=6)
-            ax.set_title(part)
+                          fontsize=8)
+            ax.set_title(part, fontsize=10)
             ax.grid(False)
-        fig.suptitle('Each claim on each substrate: holds (green), fails (vermillion), open (grey), untested (light)',
-                     fontsize=8)
+        fig.legend(handles=[Patch(facecolor=c, edgecolor='#555555', label=legend_words(o))
+                            for o, c in zip(outcomes, colours)], loc='outside lower center', ncol=2, fontsize=8,
+                   frameon=False)
+        fig.suptitle('Each claim on each substrate', **TITLE)
+        return save(fig, stem)
+
+
+def effects(comparisons: dict[str, pd.DataFrame], stem: Path, metric: str = EFFECT) -> list[Path]:
+    """Each cell's effect on `metric` against the baseline (its comparisons' difference, paired by seed where the
+    table says so, with its 95% CI), one row per cell and a coloured marker per substrate; written as stem.svg/.png."""
+    rows = {name: frame[(frame['contrast'] == 'difference') & (frame['metric'] == metric)].set_index('cell')
+            for name, frame in comparisons.items()}
+    cells = list(dict.fromkeys(c for frame in rows.values() for c in frame.index))
+    colours = dict(zip(rows, sns.color_palette('colorblind', len(rows))))
+    offsets = dict(zip(rows, np.linspace(-0.25, 0.25, len(rows)) if len(rows) > 1 else [0.0]))
+    with style():
+        fig, (ax,) = page(1, 1, width=PAGE_WIDTH, height=1.6 + 0.3 * len(cells))
+        for name, frame in rows.items():
+            y = np.array([cells.index(c) for c in frame.index]) + offsets[name]
+            low, high = frame['n'].min(), frame['n'].max()
+            seeds = f'{low}' if low == high else f'{low} to {high}'
+            paired = ', paired by seed' if (frame['paired'] == 'yes').all() else ''
+            ax.hlines(y, frame['ci_low'], frame['ci_high'], color=colours[name], linewidth=1.5)
+            ax.plot(frame['diff'], y, 'o', color=colours[name], markersize=4, label=f'{name} ({seeds} seeds{paired})')
+        ax.axvline(0, color='k', linewidth=0.6)
+        ax.set_yticks(range(len(cells)), cells, fontsize=8)
+        ax.set(ylim=(len(cells) - 0.5, -0.5), xlabel=f'{metric}: cell - baseline (95% CI of the difference)')
+        fig.legend(loc='outside lower center', ncol=len(rows), fontsize=8, frameon=False)
+        fig.suptitle(f'Each ablation against the baseline on {len(rows)} substrates: {metric}', **TITLE)
         return save(fig, stem)
 
 
@@ -223,9 +263,10 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
         name, folder = substrate_of(design), Path(design['results_dir'])
         if name in judged:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
-        claims = folder / 'tables' / 'claims.csv'
+        claims, comparisons = folder / 'tables' / 'claims.csv', folder / 'tables' / 'comparisons.csv'
         ledger = pd.read_csv(claims, keep_default_na=False, na_values=['']) if claims.is_file() else None
-        judged[name] = Judged(ledger, progress(design, folder, ledger is not None), seed_design(design))
+        judged[name] = Judged(ledger, progress(design, folder, ledger is not None), seed_design(design),
+                              pd.read_csv(comparisons) if comparisons.is_file() else None)
     return judged
 
 
@@ -284,7 +325,7 @@ def designs_note(judged: dict[str, Judged]) -> str:
 def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     """The ledger across substrates in out: substrates.csv (one row per claim), substrates.md (each design's progress,
     the answer, the classes' counts, each substrate's verdicts' counts, then the rows, the calibration targets
-    apart), substrates.svg/.png."""
+    apart), substrates.svg/.png; effects.svg/.png where a design has published its comparisons."""
     out, table = Path(out), across(judged)
     designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()],
                             'seeds': [j.seeds for j in judged.values()]})
@@ -298,8 +339,10 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
         '## Each claim', '', to_markdown(rows[evidence]),
         '## Calibration targets (the substrates were tuned to these figures: not evidence, in no class)', '',
         to_markdown(rows[calibration].drop(columns=[c for c in rows if c.endswith(' class')]))])
+    compared = {name: j.comparisons for name, j in judged.items() if j.comparisons is not None}
     return [write_text(out / 'substrates.csv', table.to_csv(index=False)), write_text(out / 'substrates.md', markdown),
-            *figure(table[~calibration], list(judged), out / 'substrates')]
+            *figure(table[~calibration], list(judged), out / 'substrates'),
+            *(effects(compared, out / 'effects') if compared else [])]
 
 
 def main(argv: list[str] | None = None) -> int:

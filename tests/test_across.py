@@ -1,6 +1,7 @@
 """One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 from agentrl.files import with_manifest, write_folder
 from analysis import substrates
 from analysis.records import parquet_bytes
-from analysis.substrates import Judged, across, class_counts, figure, made, main, read_substrates
+from analysis.substrates import Judged, across, answer, class_counts, effects, figure, made, main, outcome, read_substrates
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,16 +21,17 @@ ROWS = [  # id, part, group, source
     ('c', 'direction', 'chapter', '8.5'),
     ('d', 'direction', 'literature', 'literature, 8.2'),
     ('e', 'size', 'finding', 'Exercise 3'),
+    ('f', 'size', 'calibration', 'T1 (8.1)'),
 ]
 VERDICTS = {  # per substrate, in ROWS order
-    'tinyagent': ['reproduced', 'reproduced', 'reproduced', 'contradicted', 'reproduced', 'finding'],
-    'larger': ['reproduced', 'contradicted', 'reproduced', 'contradicted', 'inconclusive', 'finding'],
-    'longer': ['reproduced', 'contradicted', 'reproduced', 'contradicted', 'untested', 'finding'],
+    'tinyagent': ['reproduced', 'inside', 'reproduced', 'reversed', 'reproduced', 'finding', 'inside'],
+    'larger': ['reproduced', 'outside', 'reproduced', 'short of the claim', 'inconclusive', 'finding', 'inside'],
+    'longer': ['reproduced', 'outside', 'reproduced', 'reversed', 'untested', 'finding', 'inside'],
 }
 
 
 def ledgers() -> dict[str, pd.DataFrame]:
-    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v)
+    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v, claim=f'claim {i}', futile=False)
                                 for (i, p, g, s), v in zip(ROWS, verdicts)]) for name, verdicts in VERDICTS.items()}
 
 
@@ -39,33 +41,77 @@ def judged() -> dict[str, Judged]:
 
 def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
     table = across(judged()).set_index('id')
-    assert list(table.index) == ['a', 'b', 'c', 'd']  # a finding has no verdict; a size claim's direction folds in
-    assert list(table.loc['b', ['direction: tinyagent', 'size: tinyagent', 'size: larger']]) == ['holds', 'holds',
-                                                                                                'fails']
+    assert list(table.index) == ['a', 'b', 'c', 'd', 'f']  # a finding has no verdict; a size's direction folds in
+    assert list(table.loc['b', ['direction: tinyagent', 'size: tinyagent', 'size: larger']]) == [
+        'reproduced', 'inside', 'outside']
+    assert list(table.loc['c', ['direction: tinyagent', 'direction: larger']]) == ['reversed', 'short of the claim']
+    assert table.loc['b', 'claim'] == 'claim b'  # the size claim's wording, not its derived direction's
     assert table.loc['a', 'direction holds on'] == '3 of 3' and table.loc['a', 'direction class'] == 'general'
     assert table.loc['b', 'size holds on'] == '1 of 3' and table.loc['b', 'size class'] == 'substrate-dependent'
     assert table.loc['b', 'direction class'] == 'general'
     assert table.loc['c', 'direction class'] == 'fails everywhere' and table.loc['c', 'direction holds on'] == '0 of 3'
     assert table.loc['d', 'direction class'] == 'open'  # undecided somewhere, failing nowhere
     assert table.loc['a', 'size holds on'] == '' and table.loc['a', 'size class'] == ''  # no size stated
-    assert list(table['section']) == ['8.3', '8.4', '8.5', 'literature']
-    counts = class_counts(table.reset_index())
-    assert counts.loc['direction'].to_dict() == {'general': 2, 'substrate-dependent': 0, 'fails everywhere': 1,
-                                                 'open': 1}
-    assert counts.loc['size'].to_dict() == {'general': 0, 'substrate-dependent': 1, 'fails everywhere': 0, 'open': 0}
+    assert list(table['section']) == ['8.3', '8.4', '8.5', 'literature', 'calibration']
+    assert table.loc['f', 'size holds on'] == '3 of 3' and table.loc['f', 'size class'] == ''  # not evidence
+    counts = class_counts(table.reset_index()).set_index(['claims', 'part'])
+    assert counts.loc[("the chapter's", 'direction')].to_dict() == {
+        'general': 2, 'substrate-dependent': 0, 'fails everywhere': 1, 'open': 0}
+    assert counts.loc[("the chapter's", 'size')].to_dict() == {
+        'general': 0, 'substrate-dependent': 1, 'fails everywhere': 0, 'open': 0}
+    assert counts.loc[("the literature's", 'direction')].to_dict() == {
+        'general': 0, 'substrate-dependent': 0, 'fails everywhere': 0, 'open': 1}
 
 
-def test_the_figure_draws_claims_against_substrates(tmp_path):
+def test_the_figure_draws_claims_against_substrates_with_a_title_and_a_legend_naming_the_verdicts(tmp_path):
     paths = figure(across(judged()), list(VERDICTS), tmp_path / 'substrates')
     assert sorted(p.name for p in paths) == ['substrates.png', 'substrates.svg']
-    assert paths[0].stat().st_size > 1000
+    svg = (tmp_path / 'substrates.svg').read_text()  # its text as text (svg.fonttype none)
+    assert 'Each claim on each substrate' in svg
+    for words in ('holds (reproduced, inside)', 'fails (reversed, short of the claim, outside)',
+                  'open (inconclusive)', 'untested (no look yet)'):
+        assert words in svg, words
+    sizes = {float(size) for size in re.findall(r'font-size: ([0-9.]+)px', svg)}  # an SVG's px is a point
+    assert sizes and min(sizes) >= 8
+
+
+def test_each_verdict_word_lands_in_its_outcome_and_futile_claims_say_so():
+    assert [outcome(w) for w in ('reproduced', 'inside', 'reversed', 'short of the claim', 'outside', 'inconclusive',
+                                 'inconclusive (futile)', 'untested')] == [
+        'holds', 'holds', 'fails', 'fails', 'fails', 'open', 'open', 'untested']
+    frames = ledgers()
+    frames['larger'] = frames['larger'].assign(futile=frames['larger']['verdict'].eq('inconclusive'))
+    table = across({name: Judged(frame, 'done') for name, frame in frames.items()}).set_index('id')
+    assert table.loc['d', 'direction: larger'] == 'inconclusive (futile)' and table.loc['d', 'direction class'] == 'open'
+
+
+def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
+    lines = answer(across(judged()), list(VERDICTS))
+    assert lines[0].startswith("Of the chapter's 3 statements of a direction") and '**2 hold on all 3 substrates**' in \
+        lines[0] and '**1 fail on every substrate**' in lines[0]
+    assert lines[2] == ('- [c](../claims/c.svg): "claim c" (reversed on tinyagent and longer, short of the claim on '
+                        'larger)')
+    assert 'Of its 1 printed sizes' in lines[-1] and '1 reproduce on tinyagent' in lines[-1] and \
+        '1 fail on another' in lines[-1] and 'The other 0 do not reproduce even on tinyagent' in lines[-1]
+
+
+def test_the_effects_figure_draws_each_cell_on_each_substrate(tmp_path):
+    def comparisons(shift: float) -> pd.DataFrame:
+        return pd.DataFrame([dict(cell=c, contrast='difference', metric=m, diff=d + shift, ci_low=d - 0.1,
+                                  ci_high=d + 0.1, n=12, paired='yes')
+                             for c, d in (('epochs~8', -0.2), ('lam~0.9', 0.0)) for m in ('pass_heldout', 'pass_train')])
+    paths = effects({'tinyagent': comparisons(0.0), 'larger': comparisons(0.05)}, tmp_path / 'effects')
+    assert sorted(p.name for p in paths) == ['effects.png', 'effects.svg']
+    svg = (tmp_path / 'effects.svg').read_text()
+    assert all(word in svg for word in ('epochs~8', 'lam~0.9', 'tinyagent (12 seeds, paired by seed)', 'larger'))
+    assert 'Each ablation against the baseline on 2 substrates: pass_heldout' in svg
 
 
 def test_a_substrate_without_a_look_is_untested_and_keeps_its_claims_open():
     partial = dict(judged(), longer=Judged(None, 'no look yet'))
     table = across(partial).set_index('id')
-    assert list(table['direction: longer']) == ['untested'] * 4
-    assert list(table['size: longer'].fillna('')) == ['', 'untested', '', '']  # only where a size is stated
+    assert list(table['direction: longer'].fillna('')) == ['untested'] * 4 + ['']
+    assert list(table['size: longer'].fillna('')) == ['', 'untested', '', '', 'untested']  # where a size is stated
     assert table.loc['a', 'direction holds on'] == '2 of 3' and table.loc['a', 'direction class'] == 'open'
     assert table.loc['b', 'size class'] == 'substrate-dependent'  # holds on one, fails on another: decided anyway
     assert table.loc['c', 'direction class'] == 'open'
@@ -90,6 +136,8 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     frame = ledgers()['tinyagent']
     (tmp_path / 'tinyagent' / 'tables').mkdir(parents=True)
     frame.to_csv(tmp_path / 'tinyagent' / 'tables' / 'claims.csv', index=False)
+    pd.DataFrame([dict(cell='epochs~8', contrast='difference', metric='pass_heldout', diff=-0.2, ci_low=-0.3,
+                       ci_high=-0.1, n=12, paired='yes')]).to_csv(tmp_path / 'tinyagent' / 'tables' / 'comparisons.csv')
     records(tmp_path / 'tinyagent', 500, 2)
     (tmp_path / 'tinyagent' / 'stages').mkdir()
     (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
@@ -97,17 +145,22 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
     table = pd.read_csv(tmp_path / 'out' / 'substrates.csv', keep_default_na=False)
-    assert list(table['id']) == ['a', 'b', 'c', 'd'] and list(table['size class']) == ['', 'open', '', '']
-    assert list(table['direction: larger']) == ['untested'] * 4
+    assert list(table['id']) == ['a', 'b', 'c', 'd', 'f'] and list(table['size class']) == ['', 'open', '', '', '']
+    assert list(table['direction: larger']) == ['untested'] * 4 + ['']
     markdown = (tmp_path / 'out' / 'substrates.md').read_text()
-    assert markdown.startswith('Claims on 3 substrates (tinyagent, longer, larger)')
-    assert '| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs, numerics version 4 |' in markdown
-    assert '| longer | no look yet: its records hold 74 runs, numerics version 3 |' in markdown
-    assert '| larger | not run |' in markdown
-    assert '| direction | 0 | 0 | 0 | 4 |' in markdown
-    assert '| tinyagent | 3 | 1 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown  # direction: holds, fails, open, untested
-    assert '| larger | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
+    assert markdown.startswith('# Claims on 3 substrates (tinyagent, longer, larger)')
+    seeds = 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6'
+    assert f'| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs, numerics version 4 | {seeds} |' in markdown
+    assert f'| longer | no look yet: its records hold 74 runs, numerics version 3 | {seeds} |' in markdown
+    assert f'| larger | not run | {seeds} |' in markdown
+    assert 'Every substrate ran under one seed design' in markdown
+    assert "| the chapter's | direction | 0 | 0 | 0 | 3 |" in markdown
+    # direction: reproduced, reversed, short, inconclusive, futile, untested; size: inside, outside, ...
+    assert '| tinyagent | 3 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |' in markdown
+    assert '| larger | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 0 | 1 |' in markdown
+    assert '## Calibration targets' in markdown and '| f | calibration | claim f |' in markdown
     assert (tmp_path / 'out' / 'substrates.png').stat().st_size > 1000
+    assert 'epochs~8' in (tmp_path / 'out' / 'effects.svg').read_text()  # from the design that published comparisons
 
 
 def test_a_designs_runs_name_their_numerics_versions():

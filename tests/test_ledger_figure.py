@@ -14,6 +14,7 @@ from analysis.figures import style
 from analysis.ledger_figure import COLORS, blocks, chapter_value, claim_figure, ledger_figure, placer, section
 from analysis.load import load_runs
 from analysis.sequential import sequential_ledger
+from analysis.verdicts import VERDICTS
 from workflow.plan import seed_plan
 
 CHAPTER = load_chapter()
@@ -109,3 +110,21 @@ def test_a_claims_figure_shows_its_seeds_and_every_look(ledger):
     assert [p.get_xdata()[0] for p in points] == mine['seeds'].tolist()  # one estimate per look
     assert [mcolors.to_hex(p.get_color()) for p in points] == [COLORS[v] for v in mine['verdict']]
     assert np.isclose([line.get_ydata()[0] for line in right.get_lines() if line.get_marker() == 'x'], 0.343).all()
+
+
+def test_the_ledger_reads_on_two_linear_axes_and_its_legend_names_the_verdict_words(ledger):
+    _, frame, _ = ledger
+    estimated = frame.index[(frame['group'] != 'check') & frame['estimate'].notna()]
+    varied = frame.copy()  # every kind of verdict, drawn
+    varied.loc[estimated[:3], 'verdict'] = ['short of the claim', 'outside', 'reversed']
+    for data in (frame, varied):
+        words = set(data['verdict'])
+        with style():
+            fig = ledger_figure(data, load_claims(), CHAPTER)
+        assert [ax.get_xscale() for ax in fig.axes] == ['linear', 'linear']  # direction, size: plain numbers
+        assert 'smallest effect' in fig.axes[0].get_xlabel() and 'band' in fig.axes[1].get_xlabel()
+        legend = ' / '.join(t.get_text() for t in fig.legends[0].get_texts())
+        assert all(word in legend.split(' / ') for word in words), legend
+        colours = drawn(fig)
+        assert all(colours[row.id] == COLORS[row.verdict] for row in data.loc[estimated].itertuples())
+    assert {*VERDICTS, 'untested', 'finding', 'pass', 'fail'} == set(COLORS)

@@ -206,7 +206,7 @@ def test_futility_saves_seeds_and_the_sequential_design_reports_its_power_agains
     mixture = ledgers.xs('mixture')
     assert mixture.loc['sequential', 'mean_seeds'] < mixture.loc['sequential, no futility', 'mean_seeds'] - 5
     assert 0 < mixture.loc['sequential', 'power'] <= mixture.loc['fixed at 40', 'power'] + 0.05
-    assert mixture.loc['sequential', 'contradicted_absent'] > 0  # absent effects get decided
+    assert mixture.loc['sequential', 'against_absent'] > 0  # absent effects get decided
 
 
 def test_the_ledger_check_catches_a_correction_at_each_looks_nominal_level():
