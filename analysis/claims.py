@@ -18,7 +18,7 @@ from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
 from .text import number, to_markdown
 from .verdicts import CHECKS, DEFAULTS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide
-from .words import describe
+from .words import describe, why_short
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 FINDING = 'finding'
@@ -199,6 +199,8 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     out = dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
     if claim['kind'] != 'check' and out['verdict'] != UNTESTED:
         out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).median() for f in found])
+    if out['verdict'] == 'short of the claim':
+        out['numbers'] += '; ' + why_short(claim, out, claim.get('high_probability', DEFAULTS['high_probability']))
     if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
         out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
     return out
@@ -331,12 +333,25 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for label, rows_of in parts:
         direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
+        futile = rows_of['futile'].astype(str).str.lower().eq('true') if 'futile' in rows_of else False
         rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()),
                      **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in DIRECTION_VERDICTS},
                      **{f'size: {v}': int((size['verdict'] == v).sum()) for v in SIZE_VERDICTS},
+                     'of the inconclusive, futile': int((futile & (rows_of['verdict'] == 'inconclusive')).sum()),
                      'untested': int((rows_of['verdict'] == UNTESTED).sum()),
                      'fragile': int(rows_of['fragile'].str.startswith('fragile').sum())})
     return pd.DataFrame(rows)
+
+
+def headline(frame: pd.DataFrame) -> str:
+    """The chapter's claims' counts in one sentence, from count_table's first row (a figure's title says the same as
+    the table): "The chapter's 78 claims: 61 directions, 50 reproduced, ...; 27 sizes, 7 inside, ..."."""
+    row = count_table(frame).iloc[0]
+    parts = {part: {v: int(row[f'{part}: {v}']) for v in words}
+             for part, words in (('direction', DIRECTION_VERDICTS), ('size', SIZE_VERDICTS))}
+    said = [f'{sum(found.values())} {part}s, ' + ', '.join(f'{n} {v}' for v, n in found.items())
+            for part, found in parts.items()]
+    return f"The chapter's {int(row['count'])} claims: " + '; '.join(said)
 
 
 def derived(frame: pd.DataFrame) -> pd.Series:

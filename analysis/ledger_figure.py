@@ -25,7 +25,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from .chapter import Context, Selected, printed
-from .claims import load_claims, samples
+from .claims import headline, load_claims, samples
 from .figures import save, style
 from .verdicts import DEFAULTS, DIRECTION, band, per_seed, to_scale
 from .words import factor
@@ -175,8 +175,7 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
                                  'of interest (dotted, at 1), no effect at 0, the claimed direction right')
     axis(size, 'size', "size claims: our estimate against the claimed band,\nits edges at -1 and 1, the chapter's value at 0")
     size.text(1.02, 1.0, 'seeds', transform=size.transAxes, fontsize=7, va='bottom', fontweight='bold')
-    chapter_rows = rows[rows['group'] == 'chapter']
-    fig.suptitle(f'The claims of Chapter 8 on our seeds: {tally(chapter_rows)} (of {len(chapter_rows)})',
+    fig.suptitle('\n'.join(textwrap.wrap(f'{headline(frame)} (Chapter 8 on our seeds)', 110)),
                  x=0.55, y=1 - 0.12 / height, fontsize=10, fontweight='bold', va='top')
     words = {}  # colour -> the verdicts present (and untested) it stands for, in COLORS' order
     for verdict in (v for v in COLORS if v in set(rows['verdict']) or v == 'untested'):

@@ -12,12 +12,13 @@ import pandas as pd
 import yaml
 
 from .chapter import Context, chapter_tables
-from .claims import DIRECTION_SUFFIX, claim_inputs, looks_table
+from .claims import DIRECTION_SUFFIX, claim_inputs, load_claims, looks_table
 from .claims import markdown as claims_markdown, summary as claims_summary
 from .compare import compare
 from .figures import write_figures
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, VERSIONS
+from agentrl.substrates import DEFAULT as DEFAULT_SUBSTRATE
 from workflow.plan import seed_plan
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .load import Runs
@@ -25,6 +26,7 @@ from .metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from .records import write_records
 from .sequential import sequential_ledger
 from .stats import summarize
+from .substrates import published_answer
 from .text import number, to_markdown
 from .verdicts import UNTESTED
 
@@ -112,17 +114,20 @@ def write_tables(result: Analysis, out: Path) -> list[Path]:
 
 
 FINDINGS_FILE = Path(__file__).with_name('findings.yaml')
+ACROSS = ("Chapter 8's claims about PPO, each rerun across seeds and judged on three substrates (the chapter's TinyAgent, "
+          'a larger agent, longer episodes). The answer:')
 
 
 def findings(claims: pd.DataFrame) -> list[str]:
     """One line per claim of findings.yaml: the chapter's claim, then our verdict and numbers from the ledger."""
     rows = claims.set_index('id')
+    stated = {c['id']: c['direction'] for c in load_claims()['claims'] if c.get('direction')}
     lines = []
     for entry in yaml.safe_load(FINDINGS_FILE.read_text())['findings']:
         row = rows.loc[entry['claim']]
         figure = f' [Figure]({FOLDER}/{entry["claim"]}.svg).' if row['verdict'] != UNTESTED else ''
-        direction = entry['claim'] + DIRECTION_SUFFIX
-        also = (f" Its direction: **{rows.loc[direction, 'verdict']}** ({rows.loc[direction, 'numbers']})."
+        direction = stated.get(entry['claim'], entry['claim'] + DIRECTION_SUFFIX)  # another claim's, or its own row
+        also = (f" Its direction ({direction}): **{rows.loc[direction, 'verdict']}** ({rows.loc[direction, 'numbers']})."
                 if direction in rows.index else '')
         lines.append(f"- **{entry['title']}.** The chapter: {row['claim']} Ours, over {row['n']} seeds: "
                      f"**{row['verdict']}** ({row['numbers']}).{also}{figure}")
@@ -149,9 +154,14 @@ def numerics_line(runs: Runs) -> str:
     return line
 
 
-def readme(result: Analysis, runs: Runs, figures: list[str]) -> str:
-    """results/README.md: the verdict counts and the ledger figure, five findings and the figures first; the long
-    tables after."""
+def substrate_name(ctx: Context) -> str:
+    """The substrate of the ledger's runs (its baseline cell's)."""
+    return str(ctx.configs.get(ctx.baseline, {}).get('substrate', DEFAULT_SUBSTRATE))
+
+
+def readme(result: Analysis, runs: Runs, figures: list[str], out: Path) -> str:
+    """A results folder's README.md: the answer across substrates where the folder publishes it (across/), the
+    verdict counts and the ledger figure, the findings and the figures first; the long tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
     chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
                          inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
@@ -160,14 +170,16 @@ def readme(result: Analysis, runs: Runs, figures: list[str]) -> str:
     main = result.cells[result.cells['metric'].isin(README_METRICS)]
     compared = result.comparisons[result.comparisons['metric'].isin(README_METRICS[:2])]
     shown = [name for name in figures if name != LEDGER]  # the ledger's figure opens the index
+    answer = published_answer(out, '.')
     parts = [
-        '# Results', '',
+        '# Results', '', *([ACROSS, '', answer, '', f'## The ledger of {substrate_name(result.ctx)}', '']
+                           if answer else []),
         '## Claims', '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
         f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
         'finding below links its own).', '',
-        '## Five findings', '', *findings(result.claims), '',
+        '## Headline findings', '', *findings(result.claims), '',
         '## Stages', '', *looks_lines(result.claims),
         '## Figures', '',
         'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
@@ -223,6 +235,6 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_ledger_figures(result.ctx, result.claims, result.looks, out)
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
-        index = readme(result, runs, figures) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
+        index = readme(result, runs, figures, out) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
         paths.append(write_text(out / 'README.md', index))
     return paths

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,7 @@ NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
 PUBLISHED_DESIGNS = ('config/config.yaml', 'config/substrates/larger.yaml', 'config/substrates/longer.yaml')
+READMES = ('README.md', 'results/README.md')  # the pages that open with the answer
 JUDGED_GROUPS = ('chapter', 'literature')  # the groups whose claims are evidence; calibration targets are not
 
 
@@ -284,10 +286,14 @@ def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
     return ', '.join(f'{word} on {" and ".join(names)}' for word, names in by_word.items())
 
 
-def answer(table: pd.DataFrame, substrates: list[str], figures: str = '../claims') -> list[str]:
-    """The answer in plain sentences, from the classes of the chapter's claims: what holds on every substrate, what
-    fails on every one (each with its wording and how it fails), what is open, and what the sizes show; figures:
-    the folder of the per-claim figures, relative to the page."""
+ANSWER_START = '<!-- the answer: written by `python -m analysis.substrates` from the published ledgers -->'
+ANSWER_END = '<!-- end of the answer -->'
+
+
+def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> list[str]:
+    """The answer in plain sentences, from the classes of the chapter's claims (calibration targets apart): what holds
+    on every substrate, what fails on every one (each with its wording, its figure and how it fails), what stays
+    open, and what the sizes show; results: the results folder, relative to the page."""
     chapter = table[table['group'] == 'chapter']
     direction, size = chapter[chapter['direction class'] != ''], chapter[chapter['size class'] != '']
     classes = {part: frame[f'{part} class'].value_counts() for part, frame in (('direction', direction),
@@ -296,21 +302,47 @@ def answer(table: pd.DataFrame, substrates: list[str], figures: str = '../claims
     lines = [f"Of the chapter's {len(direction)} statements of a direction (one thing larger than another, or rising "
              f'with another), **{classes["direction"].get("general", 0)} hold on all {n} substrates**, '
              f'{classes["direction"].get("substrate-dependent", 0)} hold on some and fail on others, '
-             f'{classes["direction"].get("open", 0)} are open on some substrate and '
+             f'{classes["direction"].get("open", 0)} stay open on some substrate and '
              f'**{classes["direction"].get("fails everywhere", 0)} fail on every substrate**:', '']
     for _, row in direction[direction['direction class'] == 'fails everywhere'].iterrows():
-        lines.append(f'- [{row["id"]}]({figures}/{row["id"]}.svg): "{row["claim"]}" '
+        lines.append(f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
                      f'({how_it_fails(row, "direction", substrates)})')
     first = f'size: {substrates[0]}'
     at_home = size[size[first].map(outcome) == 'holds']
     home = at_home['size class'].value_counts()
-    lines += ['', f"Of its {len(size)} printed sizes (\"about 25 times\", \"about a third\"), {len(at_home)} "
-              f'reproduce on {substrates[0]}, the chapter\'s own agent: {home.get("general", 0)} of them on every '
-              f'substrate, {home.get("substrate-dependent", 0)} fail on another and {home.get("open", 0)} are '
-              f'undecided on another. The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
+    lines += ['', f'Of its {len(size)} printed sizes ("about 25 times", "about a third"), {len(at_home)} reproduce on '
+              f'{substrates[0]}, the chapter\'s own agent: {home.get("general", 0)} of them on every substrate, '
+              f'{home.get("substrate-dependent", 0)} fail on another and {home.get("open", 0)} stay open on another. '
+              f'The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
               f'({int((size[first].map(outcome) == "fails").sum())} outside the band there, '
-              f'{int((size[first].map(outcome) == "open").sum())} undecided).']
+              f'{int((size[first].map(outcome) == "open").sum())} undecided).', '',
+              f'Every claim on every substrate, with its wording: [across/substrates.md]({results}/across/substrates.md).']
     return lines
+
+
+def answer_block(table: pd.DataFrame, substrates: list[str], results: str) -> str:
+    """The answer between its markers, as a README holds it."""
+    return '\n'.join([ANSWER_START, '', *answer(table, substrates, results), '', ANSWER_END])
+
+
+def published_answer(results: Path | str, relative: str) -> str | None:
+    """The answer block from the published ledger across substrates (results/across/substrates.csv); None where
+    there is none."""
+    path = Path(results) / 'across' / 'substrates.csv'
+    if not path.is_file():
+        return None
+    table = pd.read_csv(path, keep_default_na=False)
+    names = [c.split(': ', 1)[1] for c in table.columns if c.startswith('direction: ')]
+    return answer_block(table, names, relative)
+
+
+def rewrite_answer(path: Path, block: str) -> Path | None:
+    """The README at path with its answer block replaced by block; None where it has no answer block."""
+    text = path.read_text() if path.is_file() else ''
+    if ANSWER_START not in text or ANSWER_END not in text:
+        return None
+    head, rest = text.split(ANSWER_START, 1)
+    return write_text(path, head + block + rest.split(ANSWER_END, 1)[1])
 
 
 def designs_note(judged: dict[str, Judged]) -> str:
@@ -351,13 +383,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('designs', nargs='*', default=list(PUBLISHED_DESIGNS), metavar='DESIGN',
                         help=f'a design file, one per substrate (default: {" ".join(PUBLISHED_DESIGNS)})')
     parser.add_argument('--out', default='results/across', help='where the tables and the figure go (default: %(default)s)')
+    parser.add_argument('--readmes', nargs='*', default=list(READMES), metavar='README',
+                        help='the pages whose answer block is rewritten (default: %(default)s)')
     args = parser.parse_args(argv)
     try:
         judged = read_substrates(args.designs)
         paths = publish(judged, args.out)
     except ValueError as error:
         parser.error(str(error))
-    for path in paths:
+    results = Path(args.out).parent
+    for readme in map(Path, args.readmes):
+        paths.append(rewrite_answer(readme, published_answer(results, os.path.relpath(results, readme.parent))))
+    for path in filter(None, paths):
         print(path)
     return 0
 

@@ -268,7 +268,8 @@ def directional(claim: dict, samples: list[pd.Series]) -> dict:
     worst = max(range(len(pairs)), key=lambda i: (supports[i].p, -estimates[i][0]))
     estimate = [float(from_scale(v, natural)) for v in estimates[worst]]
     return dict(n=min(n), p=supports[worst].p, p_against=min(1.0, len(against) * min(c.p for c in against)),
-                reversed=any(other_way), estimate=estimate[0], ci_low=estimate[1], ci_high=estimate[2],
+                reversed=any(other_way), share=min(c.count / c.n for c in supports), estimate=estimate[0],
+                ci_low=estimate[1], ci_high=estimate[2],
                 supports=supports, against=against,
                 effect=float(from_scale(smallest_effect(claim, worst), natural)),
                 test='sign' if share == 0.5 else f'sign (share {number(share)})')
@@ -468,7 +469,7 @@ def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float
     thresholds = thresholds or (rules['alpha'], rules['alpha'])
     samples = [clean(s) for s in samples]
     empty = [i for i, s in enumerate(samples) if s.empty]
-    base = dict(verdict=UNTESTED, n=0, reversed=False, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
+    base = dict(verdict=UNTESTED, n=0, reversed=False, share=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
                 p_against=NAN, chance=NAN, n_80=NAN, power_note='', numbers='', test='',
                 fragile='', sensitivity='', note='')
     if empty:

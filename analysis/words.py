@@ -106,3 +106,15 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
         return f'{said}; the weakest step {by}'
     pair = (medians[0], claim['than']) if 'than' in claim else tuple(medians[:2])
     return f'{said}: {points(*pair)}; {by}' if scale == 'logit' and len(pair) == 2 else f'{said}: {by}'
+
+
+def why_short(claim: dict, row: dict, high_probability: float) -> str:
+    """Why a direction is short of the claim though its numbers may point the claim's way: too few seeds go its way
+    ("with high probability"), or a step confidently below its smallest effect of interest."""
+    if claim.get('with_high_probability'):
+        return (f'short of the claim: {row["share"]:.0%} of seeds go its way, the claim needs more than '
+                f'{high_probability:.0%}')
+    effect = row['effect']
+    scale = claim.get('scale', 'raw')
+    size = f'{"odds " if scale == "logit" else ""}a factor of {num(effect)}' if scale in ('log', 'logit') else num(effect)
+    return f'short of the claim: confidently below its smallest effect of interest, {size}'

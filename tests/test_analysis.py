@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from agentrl.numerics import NUMERICS_VERSION, PROVENANCE_KEYS
 from analysis.cells import axes, find_baseline, select
@@ -19,11 +20,11 @@ from analysis.compare import compare
 from analysis.figures import figure_8_3, style
 from analysis.load import find_runs, load_runs
 from analysis.metrics import log_weight_values, values
-from analysis.report import aggregate
+from analysis.report import FINDINGS_FILE, aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
 from analysis.stats import describe, seeds_for_power
-from analysis.verdicts import DECIDED, VERDICTS, decide
+from analysis.verdicts import DECIDED, DIRECTION_VERDICTS, VERDICTS, decide
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {**dict.fromkeys(PROVENANCE_KEYS, 'test'), 'numerics_version': NUMERICS_VERSION}  # what the aggregation requires
@@ -552,26 +553,30 @@ def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
         table['count'].iloc[1:3])  # the headline and those encoded again make up the chapter's claims
     directions = frame[(frame['group'] == 'chapter') & (frame['part'] == 'direction')]  # with the size claims'
     assert len(directions) > (chapter['part'] == 'direction').sum()
-    assert table.loc["the chapter's, all", [f'direction: {v}' for v in VERDICTS]].sum() == (
+    assert table.loc["the chapter's, all", [f'direction: {v}' for v in DIRECTION_VERDICTS]].sum() == (
         directions['verdict'] != 'untested').sum()
     assert to_markdown(count_table(frame)) in summary(frame)
 
 
-def test_the_results_index_opens_with_the_counts_five_findings_and_the_figures(tree, tmp_path):
+def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_figures(tree, tmp_path):
     aggregate(load_runs(tree / 'runs', tree / 'experiments'), tmp_path)
     index = (tmp_path / 'README.md').read_text()
     sections = [line for line in index.splitlines() if line.startswith('## ')]
-    assert sections[:4] == ['## Claims', '## Five findings', '## Stages', '## Figures'], sections
-    opening = index.split('## Five findings')[1].split('## Figures')[0]
+    assert sections[:4] == ['## Claims', '## Headline findings', '## Stages', '## Figures'], sections
+    opening = index.split('## Headline findings')[1].split('## Figures')[0]
     findings = [line for line in opening.splitlines() if line.startswith('- **')]
-    assert len(findings) == 5 and all('Ours, over ' in line for line in findings)
+    chosen = yaml.safe_load(FINDINGS_FILE.read_text())['findings']
+    assert len(findings) == len(chosen) >= 4 and all('Ours, over ' in line for line in findings)
+    by_id = {c['id']: c for c in load_claims()['claims']}
+    assert not [entry['claim'] for entry in chosen if by_id[entry['claim']].get('revised')]  # none revised
     assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
-    counts, words, figure = index.split('## Claims')[1].split('## Five findings')[0].strip().split('\n\n')[:3]
+    counts, words, figure = index.split('## Claims')[1].split('## Headline findings')[0].strip().split('\n\n')[:3]
     headline = sum(group(c) == 'chapter' and not c.get('revised') and not c.get('direction_of')
                    for c in load_claims()['claims'])
     rows = {line.split(' | ')[0].strip('| '): line.split(' | ')[1] for line in counts.splitlines()[2:]}
-    assert counts.startswith('| claims | count | direction: reproduced | direction: contradicted | direction: '
-                             'inconclusive | size: inside | size: outside | size: inconclusive | untested | fragile |')
+    assert counts.startswith('| claims | count | direction: reproduced | direction: reversed | direction: short of the '
+                             'claim | direction: inconclusive | size: inside | size: outside | size: inconclusive | of '
+                             'the inconclusive, futile | untested | fragile |')
     assert rows['the headline: encoded before their verdict'] == str(headline)  # revised encodings counted apart
     every = rows["the chapter's, all"]
     assert words.startswith(f"The chapter's {every} claims are the {headline} of the headline")

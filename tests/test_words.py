@@ -5,7 +5,7 @@ import re
 import pandas as pd
 
 from analysis.verdicts import decide
-from analysis.words import describe, factor, where
+from analysis.words import describe, factor, where, why_short
 
 NAN = math.nan
 
@@ -81,3 +81,14 @@ def test_a_directional_row_carries_its_smallest_effect_in_the_estimates_units():
     assert math.isclose(ratio['effect'], 1.25)  # the about factor, as a ratio
     diff = decide(dict(id='x', kind='greater', scale='raw', paired=True, inputs=printed), [a, b])
     assert math.isclose(diff['effect'], math.log(1.25) * 1.0)  # log(1.25) times the chapter's printed reference
+
+
+def test_a_direction_short_of_the_claim_says_why_beside_its_numbers():
+    """is-low-after-10: the numbers point the chapter's way, the verdict is short of the claim: 59% of seeds."""
+    share = dict(share=0.59, effect=1.0)
+    assert why_short(dict(with_high_probability=True), share, 0.8) == (
+        'short of the claim: 59% of seeds go its way, the claim needs more than 80%')
+    assert why_short(dict(scale='log'), dict(effect=1.25), 0.8) == (
+        'short of the claim: confidently below its smallest effect of interest, a factor of 1.25')
+    assert why_short(dict(scale='logit'), dict(effect=1.25), 0.8).endswith('odds a factor of 1.25')
+    assert why_short(dict(scale='raw'), dict(effect=0.05), 0.8).endswith('interest, 0.05')
