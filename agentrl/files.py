@@ -35,7 +35,8 @@ def default_mode(directory: bool = False) -> int:
 
 
 def default_cache_dir() -> Path:
-    """agentrl's cache folder (base agents, built kernels, the audit's scans): AGENTRL_CACHE_DIR, else ~/.cache/agentrl."""
+    """agentrl's cache folder (base agents, built kernels, the audit's scans): AGENTRL_CACHE_DIR, else
+    ~/.cache/agentrl."""
     return Path(os.environ.get('AGENTRL_CACHE_DIR', Path.home() / '.cache' / 'agentrl'))
 
 

@@ -34,7 +34,8 @@ inline __m256i lanes_below(int n) {  // lanes 0..n-1 set: masked loads of a part
 
 // acc[r][v] = sum_k a[r, k] b[k, 8v..8v+7], k in order, for MR rows and NV vectors of 8 columns.
 template <int MR, int NV, bool PARTIAL>
-__attribute__((always_inline)) inline void tile(int64_t K, const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, __m256i last,
+__attribute__((always_inline)) inline void tile(int64_t K, const float* a, int64_t am, int64_t ak, const float* b,
+                                                int64_t bk, __m256i last,
                  __m256 out[MR][NV]) {
     __m256 acc[MR][NV];  // local: __m256 may alias the operands, so accumulating into `out` would store every step
 #pragma GCC unroll 8
@@ -71,7 +72,8 @@ struct Epilogue {
 
 // Scale, bias, causal and user masks, then store rows m0.. of columns n0..n0+cols-1.
 template <int MR, int NV>
-__attribute__((always_inline)) inline void finish(__m256 acc[MR][NV], const Epilogue& e, int64_t m0, int64_t n0, int64_t cols, float* c,
+__attribute__((always_inline)) inline void finish(__m256 acc[MR][NV], const Epilogue& e, int64_t m0, int64_t n0,
+                                                  int64_t cols, float* c,
                    int64_t cm, int64_t cn) {
     const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
     const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -169,7 +171,8 @@ void matmul(int64_t nb1, int64_t nb2, int64_t M, int64_t N, int64_t K, View A, V
                 bb = panel.data();
                 bk = N;
             }
-            const uint8_t* mb = mask.data ? static_cast<const uint8_t*>(mask.data) + i * mask.b1 + j * mask.b2 : nullptr;
+            const uint8_t* mb =
+                mask.data ? static_cast<const uint8_t*>(mask.data) + i * mask.b1 + j * mask.b2 : nullptr;
             Epilogue e{scale, scaled, bias, causal, mb, mask.row, mask.col};
             for (int64_t n0 = 0; n0 < N; n0 += step) {
                 const int64_t cols = N - n0 < step ? N - n0 : step;
@@ -246,7 +249,9 @@ at::Tensor product(const at::Tensor& a, const at::Tensor& b, std::optional<doubl
     return out;
 }
 
-float attention_scale(const at::Tensor& q) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(-1)))); }
+float attention_scale(const at::Tensor& q) {  // 1 / sqrt(D), rounded to float32 once
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+}
 
 // softmax(q k^T / sqrt(D), masked) v: q [B, H, T, D], k, v [B, H, S, D] -> (y [B, H, T, D], p [B, H, T, S]).
 std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -4,7 +4,8 @@
 The kernel sums each output as one chain of fused multiply-adds over the summed dimension in order, from +0: no
 blocking of that dimension by cache size, no dispatch by vendor or model, no fast-math, so its bits depend on the
 operands alone on any x86-64 CPU with AVX2 and FMA. It is built at first use with the C++ compiler (CXX, else g++)
-into the agentrl cache folder, under a key of its source, flags and compiler, and loaded as torch operators (torch.ops.agentrl).
+against this torch's headers into the agentrl cache folder, under a key of its source, flags, compiler and torch, and
+loaded as torch operators (torch.ops.agentrl).
 `linear` and `attention` are the model's two products: with version 5, a linear layer's forward and both gradients,
 and attention's scores, weighted values and their gradients all run on the kernel (softmax and its gradient stay
 ATen's, pinned at AVX2 as every other elementwise kernel).
