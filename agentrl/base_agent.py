@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 import time
 from dataclasses import asdict
@@ -13,7 +12,7 @@ import torch
 
 from .demos import pretrain
 from .pretraining import PretrainConfig
-from .files import write_file
+from .files import default_cache_dir, write_file
 from .model import TinyAgent, TinyAgentConfig
 from .numerics import NUMERICS_VERSION
 from .substrates import DEFAULT, substrate
@@ -25,7 +24,7 @@ CACHE_FORMAT = 1
 
 # Modules whose code decides the demonstrations or the model: their source is part of the cache key.
 _SOURCES = ('lang.py', 'tasks.py', 'env.py', 'tokenizer.py', 'model.py', 'losses.py', 'demos.py', 'optim.py',
-            'task_family.py')
+            'task_family.py', 'matmul.py', 'matmul.cpp')
 
 
 def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainConfig,
@@ -40,10 +39,6 @@ def cache_key(tok: Tokenizer, model_config: TinyAgentConfig, config: PretrainCon
     if family != TaskFamily():
         inputs['family'] = asdict(family)
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get('AGENTRL_CACHE_DIR', Path.home() / '.cache' / 'agentrl'))
 
 
 def _checked_load(path: Path, key: str, model_config: TinyAgentConfig) -> TinyAgent:

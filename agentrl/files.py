@@ -34,6 +34,12 @@ def default_mode(directory: bool = False) -> int:
     return (0o777 if directory else 0o666) & ~mask
 
 
+def default_cache_dir() -> Path:
+    """agentrl's cache folder (base agents, built kernels, the audit's scans): AGENTRL_CACHE_DIR, else
+    ~/.cache/agentrl."""
+    return Path(os.environ.get('AGENTRL_CACHE_DIR', Path.home() / '.cache' / 'agentrl'))
+
+
 def write_file(path: Path | str, write: Callable[[BinaryIO], object]) -> Path:
     """Make path the file that write(f) writes to the binary file object f (torch.save(obj, f), say), atomically.
     Writing through the open file, not its random name, keeps the bytes identical for identical content."""

@@ -11,8 +11,9 @@ import copy
 from dataclasses import asdict, dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+from .matmul import Linear, attention
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,8 @@ class Attention(nn.Module):
     def __init__(self, config: TinyAgentConfig):
         super().__init__()
         self.n_heads = config.n_heads
-        self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
-        self.proj = nn.Linear(config.d_model, config.d_model)
+        self.qkv = Linear(config.d_model, 3 * config.d_model)
+        self.proj = Linear(config.d_model, config.d_model)
 
     def forward(self, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor], cache: KVCache | None,
                 appending: Appending | None, layer: int) -> torch.Tensor:
@@ -105,7 +106,7 @@ class Attention(nn.Module):
         if cache is None:
             B, T = x.shape[:2]
             q, k, v = (z.view(B, T, H, C // H).transpose(1, 2) for z in (q, k, v))  # [B, H, T, D]
-            y = F.scaled_dot_product_attention(rotate(q, *rotary), rotate(k, *rotary), v, is_causal=True)
+            y = attention(rotate(q, *rotary), rotate(k, *rotary), v, causal=True)
             return self.proj(y.transpose(1, 2).reshape(B, T, C))
         at = appending
         q, k, v = (z.view(-1, H, C // H) for z in (q, k, v))  # [N, H, D]
@@ -117,7 +118,7 @@ class Attention(nn.Module):
         queries[at.rows, at.steps] = q
         keys, values = cache.keys[layer][:, :, :at.end], cache.values[layer][:, :, :at.end]  # [B, H, end, D]
         # the full forward's kernel, masked per row: a hand-written softmax missed its log-probs by 2e-5
-        y = F.scaled_dot_product_attention(queries.transpose(1, 2), keys, values, attn_mask=at.visible)  # [B, H, T, D]
+        y = attention(queries.transpose(1, 2), keys, values, mask=at.visible)  # [B, H, T, D]
         return self.proj(y.transpose(1, 2)[at.rows, at.steps].reshape(-1, C))
 
 
@@ -126,8 +127,7 @@ class Block(nn.Module):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(config.d_model), nn.LayerNorm(config.d_model)
         self.attn = Attention(config)
-        self.mlp = nn.Sequential(nn.Linear(config.d_model, config.d_ff), nn.GELU(),
-                                 nn.Linear(config.d_ff, config.d_model))
+        self.mlp = nn.Sequential(Linear(config.d_model, config.d_ff), nn.GELU(), Linear(config.d_ff, config.d_model))
 
     def forward(self, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor], cache: KVCache | None,
                 appending: Appending | None, layer: int) -> torch.Tensor:
@@ -174,7 +174,7 @@ class TinyAgent(nn.Module):
         super().__init__()
         self.config = config
         self.trunk = Trunk(config)
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.lm_head = Linear(config.d_model, config.vocab_size, bias=False)
         self.lm_head.weight = self.trunk.tok_emb.weight  # tied: copying a token from the context is free
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -196,7 +196,7 @@ class Critic(nn.Module):
     def __init__(self, trunk: Trunk):
         super().__init__()
         self.trunk = trunk
-        self.head = nn.Linear(trunk.config.d_model, 1)
+        self.head = Linear(trunk.config.d_model, 1)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.head(self.trunk(ids)).squeeze(-1)

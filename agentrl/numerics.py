@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 NUMERICS_VERSION = 4
 UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
+CANDIDATE_VERSION = 5  # agentrl/matmul.py's fixed-order matrix products: asked for, never the default
+VERSION_VARIABLE = 'AGENTRL_NUMERICS_VERSION'  # '5': this process and its children run the candidate
 
 SETTINGS = {
     'ATEN_CPU_CAPABILITY': 'avx2',  # ATen's vectorised kernels: AVX2, not AVX-512
@@ -60,7 +62,21 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
        "an Intel CPU gives other bits: the pretraining's Adam took MKL's vendor-dependent square root)",
     NUMERICS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
                       'measured on Intel and AMD)',
+    CANDIDATE_VERSION: 'a candidate, not the default: version 4 with every matrix product (linear layers, attention) '
+                       "in agentrl/matmul.py's fixed order instead of MKL's and oneDNN's",
 }
+
+
+def version_asked(environment: Mapping[str, str], default: int = NUMERICS_VERSION) -> int:
+    """The numerics version a process runs: the default, or the candidate where VERSION_VARIABLE names it."""
+    asked = environment.get(VERSION_VARIABLE, '')
+    if asked not in ('', str(default), str(CANDIDATE_VERSION)):
+        raise ValueError(f'{VERSION_VARIABLE}={asked!r}: expected {default} (the default) or {CANDIDATE_VERSION} '
+                         '(the candidate), or unset')
+    return int(asked or default)
+
+
+NUMERICS_VERSION = version_asked(os.environ)  # the default above, unless VERSION_VARIABLE asks for the candidate
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
+from .matmul import attention
 from .model import Attention, Critic, TinyAgent, Trunk, rotate
 
 
@@ -107,7 +107,7 @@ def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tenso
         padded = qkv.new_zeros(bucket.rows * bucket.width, 3 * C).index_copy(0, bucket.flat,
                                                                               qkv[bucket.start:bucket.stop])
         q, k, v = padded.view(bucket.rows, bucket.width, 3, H, C // H).permute(2, 0, 3, 1, 4)  # [rows, H, width, D]
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)  # [rows, width, H, D]
+        y = attention(q, k, v, causal=True).transpose(1, 2)  # [rows, width, H, D]
         out.append(y.reshape(-1, C).index_select(0, bucket.flat))
     return attn.proj(torch.cat(out) if out else x.new_zeros(0, C))
 

@@ -1,0 +1,285 @@
+// Fixed-order matrix products for agentrl's numerics version 5 (a candidate), as torch operators (torch.ops.agentrl):
+// agentrl/matmul.py builds and loads this file.
+//
+// C[m, n] = sum_k A[m, k] B[k, n], each output one chain of fused multiply-adds over k = 0, 1, ..., K-1 from +0
+// (acc = fma(A[m, k], B[k, n], acc)), then times `scale` where asked, then plus bias[n] where given (each one IEEE
+// rounding). Blocking is over outputs only (MR rows x 8 or 16 columns in registers), never over k: the bits depend on
+// the operands and K alone, not on the CPU's caches, vendor or model. Built with -ffp-contract=off (no fusing the
+// compiler chooses) and without -ffast-math; the instructions are AVX2 and FMA loads, stores, multiplies, adds, fmas,
+// compares and blends: IEEE-exact, the same on every x86-64 CPU that has them.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/_softmax.h>
+#include <ATen/ops/_softmax_backward_data.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+struct Operand {
+    const float* data;
+    int64_t b1, b2, row, col;  // strides, in floats
+};
+
+inline __m256i lanes_below(int n) {  // lanes 0..n-1 set: masked loads of a partial column block read zeros beyond
+    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), index);
+}
+
+// acc[r][v] = sum_k a[r, k] b[k, 8v..8v+7], k in order, for MR rows and NV vectors of 8 columns.
+template <int MR, int NV, bool PARTIAL>
+__attribute__((always_inline)) inline void tile(int64_t K, const float* a, int64_t am, int64_t ak, const float* b,
+                                                int64_t bk, __m256i last,
+                 __m256 out[MR][NV]) {
+    __m256 acc[MR][NV];  // local: __m256 may alias the operands, so accumulating into `out` would store every step
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < K; ++k) {  // the accumulators stay in registers: the loops over r and v are unrolled
+        const float* bp = b + k * bk;
+        __m256 bv[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+            bv[v] = (PARTIAL && v == NV - 1) ? _mm256_maskload_ps(bp + 8 * v, last) : _mm256_loadu_ps(bp + 8 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+            const __m256 av = _mm256_broadcast_ss(a + r * am + k * ak);
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) out[r][v] = acc[r][v];
+}
+
+struct Epilogue {
+    float scale;
+    bool scaled;
+    const float* bias;     // [N], or null
+    bool causal;           // C[m, n] = -inf where n > m
+    const uint8_t* mask;   // [M, N] of this batch entry (0: -inf), or null
+    int64_t mask_row, mask_col;
+};
+
+// Scale, bias, causal and user masks, then store rows m0.. of columns n0..n0+cols-1.
+template <int MR, int NV>
+__attribute__((always_inline)) inline void finish(__m256 acc[MR][NV], const Epilogue& e, int64_t m0, int64_t n0,
+                                                  int64_t cols, float* c,
+                   int64_t cm, int64_t cn) {
+    const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
+    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int v = 0; v < NV; ++v) {
+        const int64_t n = n0 + 8 * v;
+        const int64_t width = cols - 8 * v < 8 ? cols - 8 * v : 8;
+        if (width <= 0) break;
+        __m256 bias = _mm256_setzero_ps();
+        if (e.bias) {
+            alignas(32) float values[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int64_t j = 0; j < width; ++j) values[j] = e.bias[n + j];
+            bias = _mm256_load_ps(values);
+        }
+        const __m256i column = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(n)), index);
+        for (int r = 0; r < MR; ++r) {
+            const int64_t m = m0 + r;
+            __m256 x = acc[r][v];
+            if (e.scaled) x = _mm256_mul_ps(x, _mm256_set1_ps(e.scale));
+            if (e.bias) x = _mm256_add_ps(x, bias);
+            if (e.causal) {
+                const __m256i hidden = _mm256_cmpgt_epi32(column, _mm256_set1_epi32(static_cast<int>(m)));
+                x = _mm256_blendv_ps(x, minus_inf, _mm256_castsi256_ps(hidden));
+            }
+            if (e.mask) {
+                alignas(32) float values[8];
+                _mm256_store_ps(values, x);
+                const uint8_t* row = e.mask + m * e.mask_row + n * e.mask_col;
+                for (int64_t j = 0; j < width; ++j)
+                    if (!row[j * e.mask_col]) values[j] = -INFINITY;
+                x = _mm256_load_ps(values);
+            }
+            float* out = c + m * cm + n * cn;
+            if (cn == 1 && width == 8) {  // masked stores are slow on some CPUs: a partial vector goes lane by lane
+                _mm256_storeu_ps(out, x);
+            } else {
+                alignas(32) float values[8];
+                _mm256_store_ps(values, x);
+                for (int64_t j = 0; j < width; ++j) out[j * cn] = values[j];
+            }
+        }
+    }
+}
+
+template <int MR, int NV, bool PARTIAL>
+void block(int64_t K, const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t m0, int64_t n0,
+           int64_t cols, const Epilogue& e, float* c, int64_t cm, int64_t cn) {
+    __m256 acc[MR][NV];
+    tile<MR, NV, PARTIAL>(K, a + m0 * am, am, ak, b + n0, bk, lanes_below(static_cast<int>(cols - 8 * (NV - 1))), acc);
+    finish<MR, NV>(acc, e, m0, n0, cols, c, cm, cn);
+}
+
+template <int NV, bool PARTIAL>
+void rows(int mr, int64_t K, const float* a, int64_t am, int64_t ak, const float* b, int64_t bk, int64_t m0,
+          int64_t n0, int64_t cols, const Epilogue& e, float* c, int64_t cm, int64_t cn) {
+    switch (mr) {  // MR rows of NV vectors: 12 accumulators at most (16 registers)
+        case 1: return block<1, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        case 2: return block<2, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        case 3: return block<3, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        case 4: return block<4, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        case 5: return block<5, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        case 6: return block<6, NV, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+        default:
+            if constexpr (NV == 1) {  // one vector of columns: 8 rows (two vectors take 6 at most)
+                if (mr == 7) return block<7, 1, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+                return block<8, 1, PARTIAL>(K, a, am, ak, b, bk, m0, n0, cols, e, c, cm, cn);
+            }
+    }
+}
+
+thread_local std::vector<float> panel;  // B repacked with unit column stride, where it has another
+
+// C [b1, b2, M, N] = A [b1, b2, M, K] @ B [b1, b2, K, N] (any strides, 0 for a broadcast batch dimension), then the
+// epilogue: times scale (scaled), plus bias [N] (dense; non-null), -inf where n > m (causal) or mask[.., m, n] == 0
+// (mask non-null). Each output is its own fma chain over k in order: see the file's head.
+struct View {
+    const void* data;
+    int64_t b1, b2, row, col;
+};
+
+void matmul(int64_t nb1, int64_t nb2, int64_t M, int64_t N, int64_t K, View A, View B, View C, const float* bias,
+            float scale, bool scaled, bool causal, View mask) {
+    const int NV = N > 8 ? 2 : 1;
+    const int MR = NV == 2 ? 6 : 8;
+    const int64_t step = 8 * NV;
+    for (int64_t i = 0; i < nb1; ++i) {
+        for (int64_t j = 0; j < nb2; ++j) {
+            const float* ab = static_cast<const float*>(A.data) + i * A.b1 + j * A.b2;
+            const float* bb = static_cast<const float*>(B.data) + i * B.b1 + j * B.b2;
+            float* cb = const_cast<float*>(static_cast<const float*>(C.data)) + i * C.b1 + j * C.b2;
+            int64_t bk = B.row;
+            if (B.col != 1) {  // repack B [K, N] with unit column stride: the same values, nothing summed
+                panel.resize(static_cast<size_t>(K * N + 8));
+                for (int64_t k = 0; k < K; ++k)
+                    for (int64_t n = 0; n < N; ++n) panel[k * N + n] = bb[k * B.row + n * B.col];
+                bb = panel.data();
+                bk = N;
+            }
+            const uint8_t* mb =
+                mask.data ? static_cast<const uint8_t*>(mask.data) + i * mask.b1 + j * mask.b2 : nullptr;
+            Epilogue e{scale, scaled, bias, causal, mb, mask.row, mask.col};
+            for (int64_t n0 = 0; n0 < N; n0 += step) {
+                const int64_t cols = N - n0 < step ? N - n0 : step;
+                const bool partial = cols < step;
+                for (int64_t m0 = 0; m0 < M; m0 += MR) {
+                    const int mr = static_cast<int>(M - m0 < MR ? M - m0 : MR);
+                    if (causal && n0 > m0 + mr - 1) {  // every output of the block hidden: -inf, not computed
+                        for (int64_t r = 0; r < mr; ++r)
+                            for (int64_t n = n0; n < n0 + cols; ++n) cb[(m0 + r) * C.row + n * C.col] = -INFINITY;
+                        continue;
+                    }
+                    const int64_t vectors = (cols + 7) / 8;
+                    if (vectors == 2) {
+                        if (partial) rows<2, true>(mr, K, ab, A.row, A.col, bb, bk, m0, n0, cols, e, cb, C.row, C.col);
+                        else rows<2, false>(mr, K, ab, A.row, A.col, bb, bk, m0, n0, cols, e, cb, C.row, C.col);
+                    } else {
+                        if (cols < 8) rows<1, true>(mr, K, ab, A.row, A.col, bb, bk, m0, n0, cols, e, cb, C.row, C.col);
+                        else rows<1, false>(mr, K, ab, A.row, A.col, bb, bk, m0, n0, cols, e, cb, C.row, C.col);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// t ([rows, cols] with up to two batch dimensions in front) as a View over the batch [nb1, nb2]: 0 stride where t
+// broadcasts.
+View view(const at::Tensor& t, int64_t nb1, int64_t nb2) {
+    const int64_t d = t.dim();
+    View v{t.data_ptr(), 0, 0, t.stride(d - 2), t.stride(d - 1)};
+    if (d >= 3 && t.size(d - 3) != 1) v.b2 = t.stride(d - 3);
+    if (d >= 4 && t.size(d - 4) != 1) v.b1 = t.stride(d - 4);
+    return v;
+}
+
+// product(a [..., M, K], b [..., K, N]) -> [..., M, N]: at most two batch dimensions, broadcast; float32, CPU.
+at::Tensor product(const at::Tensor& a, const at::Tensor& b, std::optional<double> scale,
+                   const std::optional<at::Tensor>& bias, bool causal, const std::optional<at::Tensor>& mask) {
+    TORCH_CHECK(a.dim() >= 2 && b.dim() >= 2 && a.dim() <= 4 && b.dim() <= 4, "product: 2 to 4 dimensions, got ",
+                a.sizes(), " and ", b.sizes());
+    TORCH_CHECK(a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && a.device().is_cpu() &&
+                    b.device().is_cpu(), "product: float32 tensors on the CPU");
+    const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+    TORCH_CHECK(b.size(-2) == K, "product: ", a.sizes(), " @ ", b.sizes(), " do not chain");
+    const int64_t batch_dims = std::max(a.dim(), b.dim()) - 2;
+    int64_t nb[2] = {1, 1};
+    for (int64_t i = 0; i < batch_dims; ++i) {  // i-th batch dimension from the right
+        const int64_t sa = a.dim() - 3 - i >= 0 ? a.size(a.dim() - 3 - i) : 1;
+        const int64_t sb = b.dim() - 3 - i >= 0 ? b.size(b.dim() - 3 - i) : 1;
+        TORCH_CHECK(sa == sb || sa == 1 || sb == 1, "product: batch dimensions ", a.sizes(), " and ", b.sizes());
+        nb[1 - i] = std::max(sa, sb);
+    }
+    std::vector<int64_t> shape;
+    for (int64_t i = 2 - batch_dims; i < 2; ++i) shape.push_back(nb[i]);
+    shape.push_back(M);
+    shape.push_back(N);
+    at::Tensor out = at::empty(shape, a.options());
+    if (out.numel() == 0) return out;
+    const float* bias_data = nullptr;
+    if (bias) {
+        TORCH_CHECK(bias->dim() == 1 && bias->size(0) == N && bias->stride(0) == 1 &&
+                    bias->scalar_type() == at::kFloat, "product: bias must be dense float32 [N]");
+        bias_data = bias->data_ptr<float>();
+    }
+    View m{nullptr, 0, 0, 0, 0};
+    at::Tensor expanded;
+    if (mask) {
+        TORCH_CHECK(mask->scalar_type() == at::kBool, "product: the mask is boolean");
+        expanded = mask->expand(shape);
+        m = view(expanded, nb[0], nb[1]);
+    }
+    matmul(nb[0], nb[1], M, N, K, view(a, nb[0], nb[1]), view(b, nb[0], nb[1]), view(out, nb[0], nb[1]), bias_data,
+           scale ? static_cast<float>(*scale) : 1.0f, scale.has_value(), causal, m);
+    return out;
+}
+
+float attention_scale(const at::Tensor& q) {  // 1 / sqrt(D), rounded to float32 once
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+}
+
+// softmax(q k^T / sqrt(D), masked) v: q [B, H, T, D], k, v [B, H, S, D] -> (y [B, H, T, D], p [B, H, T, S]).
+std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                             bool causal, const std::optional<at::Tensor>& mask) {
+    at::Tensor scores = product(q, k.transpose(-1, -2), attention_scale(q), std::nullopt, causal, mask);
+    at::Tensor p = at::_softmax(scores, -1, false);
+    return {product(p, v, std::nullopt, std::nullopt, false, std::nullopt), p};
+}
+
+// attention's gradients: dy [B, H, T, D] -> (dq, dk, dv).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention_backward(const at::Tensor& dy, const at::Tensor& q,
+                                                                  const at::Tensor& k, const at::Tensor& v,
+                                                                  const at::Tensor& p) {
+    const float scale = attention_scale(q);
+    at::Tensor dp = product(dy, v.transpose(-1, -2), std::nullopt, std::nullopt, false, std::nullopt);
+    at::Tensor ds = at::_softmax_backward_data(dp, p, -1, at::kFloat);
+    return {product(ds, k, scale, std::nullopt, false, std::nullopt),
+            product(ds.transpose(-1, -2), q, scale, std::nullopt, false, std::nullopt),
+            product(p.transpose(-1, -2), dy, std::nullopt, std::nullopt, false, std::nullopt)};
+}
+
+}  // namespace
+
+TORCH_LIBRARY(agentrl, m) {
+    m.def("product(Tensor a, Tensor b, float? scale=None, Tensor? bias=None, bool causal=False, Tensor? mask=None) "
+          "-> Tensor", &product);
+    m.def("attention(Tensor q, Tensor k, Tensor v, bool causal=False, Tensor? mask=None) -> (Tensor, Tensor)",
+          &attention);
+    m.def("attention_backward(Tensor dy, Tensor q, Tensor k, Tensor v, Tensor p) -> (Tensor, Tensor, Tensor)",
+          &attention_backward);
+}

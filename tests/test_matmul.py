@@ -1,0 +1,111 @@
+"""The fixed-order kernel of numerics version 5 (agentrl/matmul.py): each output is one chain of fused multiply-adds
+over the summed dimension in order, checked against that chain computed exactly (fractions) and rounded once per
+step, on small shapes; the same bits in every layout, call and thread setting; and the default (version 4) is torch's.
+"""
+import os
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from agentrl import matmul, numerics
+
+pytestmark = pytest.mark.skipif(not {'avx2', 'fma'} <= numerics.this_cpu().flags, reason='the kernel needs AVX2, FMA')
+
+
+def rounded(x: Fraction) -> np.float32:
+    """x rounded to the nearest float32, ties to even: exactly, from its neighbours (no float64 rounding in between)."""
+    guess = np.float32(float(x))
+    candidates = [guess, np.nextafter(guess, np.float32(np.inf)), np.nextafter(guess, np.float32(-np.inf))]
+    return min(candidates, key=lambda c: (abs(Fraction(float(c)) - x), int(c.view(np.int32)) & 1))
+
+
+def reference(a: np.ndarray, b: np.ndarray, scale=None, bias=None) -> np.ndarray:
+    """a [M, K] @ b [K, N] as the kernel promises: acc = fma(a[m, k], b[k, n], acc) for k in order from +0, each fma
+    rounded once; then * scale, + bias[n], each a float32 operation."""
+    M, K = a.shape
+    out = np.zeros((M, b.shape[1]), dtype=np.float32)
+    for m in range(M):
+        for n in range(b.shape[1]):
+            acc = np.float32(0)
+            for k in range(K):
+                acc = rounded(Fraction(float(a[m, k])) * Fraction(float(b[k, n])) + Fraction(float(acc)))
+            if scale is not None:
+                acc = np.float32(acc * np.float32(scale))
+            if bias is not None:
+                acc = np.float32(acc + bias[n])
+            out[m, n] = acc
+    return out
+
+
+def random(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize('M, K, N', [(1, 1, 1), (3, 7, 5), (7, 13, 9), (9, 5, 17), (13, 31, 40)])
+def test_each_output_is_one_fma_chain_in_order(M, K, N):
+    a, b = random(M, K, seed=M), random(K, N, seed=N) * 1e3  # wide magnitudes: rounding in every step
+    assert np.array_equal(matmul.product(a, b).numpy(), reference(a.numpy(), b.numpy()))
+    bias = random(N, seed=K)
+    assert np.array_equal(matmul.product(a, b, scale=0.3, bias=bias).numpy(),
+                          reference(a.numpy(), b.numpy(), np.float32(0.3), bias.numpy()))
+
+
+def test_the_bits_are_those_of_every_layout_batch_and_call():
+    a, b = random(2, 3, 29, 8), random(2, 3, 8, 29, seed=1)
+    want = matmul.product(a, b)
+    assert torch.equal(want, matmul.product(a.transpose(-1, -2).contiguous().transpose(-1, -2),
+                                            b.transpose(-1, -2).contiguous().transpose(-1, -2)))
+    assert all(torch.equal(want[i, j], matmul.product(a[i, j], b[i, j])) for i in range(2) for j in range(3))
+    assert torch.equal(matmul.product(a, b[:1, :1]), matmul.product(a, b[:1, :1].expand(2, 3, 8, 29).contiguous()))
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        assert torch.equal(want, matmul.product(a, b))
+    torch.set_num_threads(1)
+
+
+def test_causal_and_masked_scores_are_minus_infinity_where_hidden():
+    q, k = random(2, 11, 8), random(2, 11, 8, seed=1)
+    full = matmul.product(q, k.transpose(-1, -2))
+    causal = matmul.product(q, k.transpose(-1, -2), causal=True)
+    hidden = torch.ones(11, 11, dtype=torch.bool).triu(1)
+    assert torch.equal(causal[:, ~hidden], full[:, ~hidden]) and bool((causal[:, hidden] == -torch.inf).all())
+    mask = random(2, 11, 11, seed=2) > 0
+    masked = matmul.product(q, k.transpose(-1, -2), mask=mask)
+    assert torch.equal(masked[mask], full[mask]) and bool((masked[~mask] == -torch.inf).all())
+
+
+def test_linear_and_attention_agree_with_torch_to_float_rounding_and_give_its_gradients():
+    x, w, bias = random(50, 32, seed=3).requires_grad_(), random(96, 32, seed=4).requires_grad_(), random(96, seed=5)
+    bias.requires_grad_()
+    ours, theirs = matmul._Linear.apply(x, w, bias), F.linear(x, w, bias)
+    g = random(50, 96, seed=6)
+    for mine, torchs in zip((ours, *torch.autograd.grad(ours, (x, w, bias), g)),
+                            (theirs, *torch.autograd.grad(theirs, (x, w, bias), g))):
+        torch.testing.assert_close(mine, torchs, rtol=1e-5, atol=1e-5)
+    q, k, v = (random(3, 4, 29, 8, seed=s).requires_grad_() for s in (7, 8, 9))
+    mask = random(3, 1, 29, 29, seed=10) > -0.5
+    mask[..., 0] = True
+    for options in (dict(causal=True), dict(mask=mask)):
+        ours = matmul._Attention.apply(q, k, v, options.get('causal', False), options.get('mask'))
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=options.get('mask'),
+                                                is_causal=options.get('causal', False))
+        g = random(3, 4, 29, 8, seed=11)
+        for mine, torchs in zip((ours, *torch.autograd.grad(ours, (q, k, v), g)),
+                                (theirs, *torch.autograd.grad(theirs, (q, k, v), g))):
+            torch.testing.assert_close(mine, torchs, rtol=1e-5, atol=1e-5)
+
+
+def test_the_default_version_runs_torchs_products_and_the_candidate_is_asked_for_by_name():
+    code = 'import agentrl.matmul as m, agentrl.numerics as n; print(m.FIXED_ORDER, n.NUMERICS_VERSION)'
+    run = lambda env: subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True,
+                                     env=env).stdout.split()
+    base = {k: v for k, v in os.environ.items() if k != numerics.VERSION_VARIABLE}
+    assert run(base) == ['False', '4']
+    assert run({**base, numerics.VERSION_VARIABLE: '5'}) == ['True', '5']
+    with pytest.raises(ValueError, match='AGENTRL_NUMERICS_VERSION=.6.: expected 4'):
+        numerics.version_asked({numerics.VERSION_VARIABLE: '6'}, default=4)
