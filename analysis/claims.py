@@ -17,7 +17,8 @@ from .chapter import LOADER, Context, Selected, load_chapter, resolve
 from .metrics import diverged_seeds
 from .stats import bh, bh_threshold
 from .text import number, to_markdown
-from .verdicts import CHECKS, DEFAULTS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide
+from .verdicts import (CHECKS, DEFAULTS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean,
+                       decide, validate)
 from .words import describe, why_short
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
@@ -83,7 +84,10 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
-    return dict(raw, claims=claims)
+    awaiting = [c for c in claims if c.get('awaiting')]
+    for claim in awaiting:  # their encodings are checked now, long before a look reads them
+        validate(claim, [pd.Series(dtype=float) for _ in claim['inputs']])
+    return dict(raw, claims=[c for c in claims if not c.get('awaiting')], awaiting=awaiting)
 
 
 def input_key(spec: dict) -> str:
@@ -405,6 +409,24 @@ def looks_section(frame: pd.DataFrame) -> list[str]:
     return [text, to_markdown(looks_table(frame)), '']
 
 
+AWAITING = """\
+Registered before any of their runs, with their margins, and judged by the rules above once the designs hold the
+cells they read (`awaiting` says which): until then they are in no look and no count.
+"""
+
+
+def awaiting_section(awaiting: list[dict]) -> list[str]:
+    """claims.md's list of the claims registered ahead of their runs: their wording, test and margin."""
+    if not awaiting:
+        return []
+    rows = pd.DataFrame([dict(id=c['id'], claim=c['claim'], source=c['source'], part=part(c), kind=c['kind'],
+                              scale=c.get('scale', 'raw'), than=c.get('than', ''), inputs='; '.join(
+                                  f"{c_input.get('cell', c_input.get('table'))} {c_input['metric']}"
+                                  for c_input in c['inputs']), rationale=c.get('rationale', ''),
+                              registered=c['registered'], awaiting=c['awaiting']) for c in awaiting])
+    return ['## Registered, awaiting their runs', '', AWAITING, to_markdown(rows)]
+
+
 def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     """results/claims.md: the promise, the counts, the rules, the claims (chapter, literature, calibration), the
     findings and the deterministic checks."""
@@ -421,6 +443,7 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
                         ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
         lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
+    lines += awaiting_section(claims.get('awaiting', []))
     lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
               'pass when every seed gives the printed value within its rounding.', '',
               to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]

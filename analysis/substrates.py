@@ -315,9 +315,17 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
               f'{home.get("substrate-dependent", 0)} fail on another and {home.get("open", 0)} stay open on another. '
               f'The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
               f'({int((size[first].map(outcome) == "fails").sum())} outside the band there, '
-              f'{int((size[first].map(outcome) == "open").sum())} undecided).', '',
-              f'Every claim on every substrate, with its wording: [across/substrates.md]({results}/across/substrates.md).']
-    return lines
+              f'{int((size[first].map(outcome) == "open").sum())} undecided).', '']
+    literature = table[(table['group'] == 'literature') & (table['direction class'] != '')]['direction class']
+    if len(literature):
+        found = literature.value_counts()
+        lines += [f"Of the field's advice the ledger judges so far ({len(literature)} claims, from Andrychowicz et al. "
+                  f'2021), {found.get("general", 0)} hold on all {n} substrates, {found.get("fails everywhere", 0)} '
+                  f'fail on every one and {found.get("open", 0) + found.get("substrate-dependent", 0)} are open or '
+                  'substrate-dependent; the study\'s other recommendations are registered and await their runs '
+                  f'([claims.md]({results}/claims.md)).', '']
+    return lines + [f'Every claim on every substrate, with its wording: '
+                    f'[across/substrates.md]({results}/across/substrates.md).']
 
 
 def answer_block(table: pd.DataFrame, substrates: list[str], results: str) -> str:

@@ -74,10 +74,13 @@ def validate(claim: dict, samples: list) -> None:
     kind, need = claim['kind'], len(claim.get('inputs', samples))
     if len(samples) != need:
         raise ValueError(f'{where}: {len(samples)} samples for {need} inputs')
-    wanted = {'greater': (1 if 'than' in claim else 2,), 'less': (1 if 'than' in claim else 2,),
+    wanted = {'greater': (1, 2) if 'than' in claim else (2,), 'less': (1, 2) if 'than' in claim else (2,),
               'about': (2 if claim.get('of') else 1,)}.get(kind)
     if wanted and len(samples) not in wanted:
-        raise ValueError(f'{where}: kind {kind} takes {wanted[0]} input(s), got {len(samples)}')
+        raise ValueError(f'{where}: kind {kind} takes {" or ".join(map(str, wanted))} input(s), got {len(samples)}')
+    if 'than' in claim and len(samples) == 2 and not (claim.get('paired') and claim.get('scale', 'raw') == 'raw'):
+        raise ValueError(f'{where}: a threshold on the difference of two inputs (than with two inputs) needs them '
+                         'paired, on the raw scale')
     if kind in ('increasing', 'decreasing') and len(samples) < 2:
         raise ValueError(f'{where}: kind {kind} needs at least 2 inputs, got {len(samples)}')
     if kind == 'about' and 'about' not in claim:
@@ -188,8 +191,9 @@ def printed_number(value) -> float:
 
 
 def steps(claim: dict, samples: list[pd.Series]) -> list[tuple[pd.Series, pd.Series | float]]:
-    """The comparisons a directional claim makes: (a, b) with a Series b, or b a number (`than`)."""
-    if 'than' in claim:
+    """The comparisons a directional claim makes: (a, b) with a Series b, or b a number (`than` on one input; on two,
+    it is the threshold of their difference)."""
+    if 'than' in claim and len(samples) == 1:
         return [(samples[0], float(claim['than']))]
     if claim['kind'] in ('greater', 'less'):
         return [(samples[0], samples[1])]
@@ -197,11 +201,12 @@ def steps(claim: dict, samples: list[pd.Series]) -> list[tuple[pd.Series, pd.Ser
 
 
 def differences(claim: dict, a: pd.Series, b: pd.Series | float) -> np.ndarray:
-    """Per-seed a - b on the claim's scale (paired by seed, or against a number), in the claim's direction."""
+    """Per-seed a - b on the claim's scale (paired by seed, less the threshold `than` of their difference where the
+    claim states one; or against a number), in the claim's direction."""
     scale = claim.get('scale', 'raw')
     if isinstance(b, pd.Series):
         both = paired_frame([a, b])
-        d = on_scale(both[0].to_numpy(), scale) - on_scale(both[1].to_numpy(), scale)
+        d = on_scale(both[0].to_numpy(), scale) - on_scale(both[1].to_numpy(), scale) - float(claim.get('than', 0))
     else:
         d = on_scale(a.to_numpy(), scale) - to_scale(b, scale)
     return d * SIGN_OF[DIRECTION[claim['kind']]]

@@ -96,15 +96,16 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
-    said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim else lead + (
-        ' vs '.join(values) if claim['kind'] in ('greater', 'less') else ', '.join(values))
+    threshold = f' by more than {num(claim["than"])}' if 'than' in claim and len(values) == 2 else ''
+    said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim and len(values) == 1 else lead + (
+        ' vs '.join(values) + threshold if claim['kind'] in ('greater', 'less') else ', '.join(values))
     if not known:
         return said
     scale = claim.get('scale', 'raw')
     by = change(row['estimate'], row['ci_low'], row['ci_high'], scale)
     if claim['kind'] not in ('greater', 'less'):
         return f'{said}; the weakest step {by}'
-    pair = (medians[0], claim['than']) if 'than' in claim else tuple(medians[:2])
+    pair = (medians[0], claim['than']) if 'than' in claim and len(medians) == 1 else tuple(medians[:2])
     return f'{said}: {points(*pair)}; {by}' if scale == 'logit' and len(pair) == 2 else f'{said}: {by}'
 
 

@@ -10,8 +10,8 @@ from workflow.design import (AXES, Axis, DesignError, baseline_name, cell_name, 
 
 REPO = Path(__file__).resolve().parents[1]
 
-BASELINE = dict(algorithm='ppo', lam=1.0, epochs=4, minibatches=4, clip_high=0.2, value_clip=0.2, target_kl=None,
-                lr=1e-3, kl_penalty=None)
+BASELINE = dict(algorithm='ppo', lam=1.0, epochs=4, minibatches=4, clip_low=0.2, clip_high=0.2, value_clip=0.2,
+                target_kl=None, lr=1e-3, whiten_advantages=True, kl_penalty=None)
 DESIGN = dict(trainer=dict(iterations=30, episodes_per_iteration=64, gamma=1), baseline=BASELINE,
               algorithms=dict(reinforce=dict(lr=2e-3, iterations=80)),
               sweeps=dict(algorithm=['ppo', 'reinforce'], epochs=[1, 4.0]),

@@ -32,7 +32,7 @@ DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
 BASELINE_CELL = 'baseline'
-TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce']
+TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce', 'whiten_advantages~false', 'clip_low~0.3_clip_high~0.3']
 
 
 def environment() -> dict:

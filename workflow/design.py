@@ -63,10 +63,13 @@ AXES: dict[str, Axis] = {axis.field: axis for axis in (
     Axis('lam', PPO, _number(minimum=0, maximum=1), 'GAE lambda'),
     Axis('epochs', PPO, {'type': 'integer', 'minimum': 1}, 'PPO epochs over each batch'),
     Axis('minibatches', PPO, {'type': 'integer', 'minimum': 1}, 'minibatches per epoch (at most episodes_per_iteration)'),
+    Axis('clip_low', PPO, _number(minimum=0, maximum=1), 'the lower clip range epsilon_low (with clip_high: a symmetric '
+         'clip)'),
     Axis('clip_high', PPO, _number(minimum=0), 'the upper clip range epsilon_high'),
     Axis('value_clip', PPO, _optional_number(minimum=0), "the critic's value clip; null: none"),
     Axis('target_kl', PPO, _optional_number(exclusiveMinimum=0), 'early stopping on the k3 KL estimate; null: none'),
     Axis('lr', PPO, _number(exclusiveMinimum=0), "the policy's Adam learning rate"),
+    Axis('whiten_advantages', PPO, {'type': 'boolean'}, 'advantages scaled to mean 0, standard deviation 1 per batch'),
     Axis('kl_penalty', PPO, _optional_number(exclusiveMinimum=0),
          'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
     Axis('substrate', ALGORITHMS, {'enum': list(SUBSTRATES)},
