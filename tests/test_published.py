@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -23,9 +24,9 @@ from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis.claims import count_table
+from analysis.claims import count_table, headline
 from analysis.records import load_records, run_table
-from analysis.substrates import across, read_substrates
+from analysis.substrates import ANSWER_START, across, published_answer, read_substrates
 from analysis.text import to_markdown
 from workflow.design import expand_design, load_design
 from workflow.plan import seed_plan
@@ -340,26 +341,34 @@ def test_more_seeds_run_only_the_new_seeds_the_open_claims_ask_for(small):
     assert found and not set(found) & held and any(run.endswith('seed~3') for run in found), found
 
 
-def test_the_readmes_state_the_published_ledgers_counts():
-    """README.md and results/README.md give the verdict counts of the published ledger (results/tables/claims.csv),
-    the same table in both."""
-    ledger = pd.read_csv(REPO / 'results' / 'tables' / 'claims.csv', keep_default_na=False)
-    table = to_markdown(count_table(ledger))
-    assert table in (REPO / 'README.md').read_text(), 'README.md must state the published counts: ' + table
-    assert table in (REPO / 'results' / 'README.md').read_text()
-    rows = count_table(ledger).set_index('claims')['count']
-    assert rows["the chapter's, all"] == rows['the headline: encoded before their verdict'] + rows[
-        'encoded again after a published verdict (counted apart)']
+def test_every_published_count_of_claims_comes_from_the_ledger_and_the_figure_title_agrees():
+    """Each results folder's README.md gives its ledger's counts (claims.count_table of tables/claims.csv), its
+    ledger figure's title says the same (claims.headline), and the table adds up."""
+    for design in SUBSTRATE_DESIGNS:
+        results = REPO / load_design(design)['results_dir']
+        ledger = pd.read_csv(results / 'tables' / 'claims.csv', keep_default_na=False)
+        assert to_markdown(count_table(ledger)) in (results / 'README.md').read_text(), results
+        svg = (results / 'figures' / 'claims.svg').read_text()  # its text as text (svg.fonttype none)
+        assert all(line in svg for line in textwrap.wrap(f'{headline(ledger)} (Chapter 8 on our seeds)', 110)), \
+            (results, headline(ledger))
+        rows = count_table(ledger).set_index('claims')['count']
+        assert rows["the chapter's, all"] == rows['the headline: encoded before their verdict'] + rows[
+            'encoded again after a published verdict (counted apart)']
 
 
-def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers_and_the_readme_leads_with_it(
-        monkeypatch):
-    """results/tables/substrates.csv is what analysis.substrates makes from every design's published ledger and
-    records today, and README.md states its progress, class and outcome tables (tables/substrates.md)."""
+def test_the_readmes_open_with_the_answer_from_the_published_ledger_across_substrates():
+    """README.md and results/README.md open with the answer block analysis.substrates writes from
+    results/across/substrates.csv: the same sentences, links relative to each page."""
+    for readme, relative in ((REPO / 'README.md', 'results'), (REPO / 'results' / 'README.md', '.')):
+        text = readme.read_text()
+        assert published_answer(REPO / 'results', relative) in text, readme
+        assert text.index(ANSWER_START) < 1000, readme  # on the first screen
+
+
+def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers(monkeypatch):
+    """results/across/substrates.csv is what analysis.substrates makes from every design's published ledger and
+    records today."""
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
     judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
     published = pd.read_csv(REPO / 'results' / 'across' / 'substrates.csv', keep_default_na=False)
     pd.testing.assert_frame_equal(published, across(judged).fillna(''), check_dtype=False)
-    tables = (REPO / 'results' / 'across' / 'substrates.md').read_text().split('Each claim')[0]
-    blocks = [block for block in tables.split('\n\n') if block.startswith('|')]
-    assert len(blocks) == 3 and all(block.strip() in (REPO / 'README.md').read_text() for block in blocks)
