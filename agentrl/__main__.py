@@ -1,3 +1,3 @@
-from .cli import main
+from .jobs.cli import main
 
 main()

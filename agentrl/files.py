@@ -137,8 +137,8 @@ class DamagedRecords(ValueError):
 
 
 def verify_records(folder: Path | str) -> None:
-    """Refuse a run-records folder (analysis/records.py writes them) that is damaged: DamagedRecords, one line naming
-    the file and the way back. A folder that does not exist holds no records and is not refused."""
+    """Refuse a run-records folder (analysis/records/records.py writes them) that is damaged: DamagedRecords, one line
+    naming the file and the way back. A folder that does not exist holds no records and is not refused."""
     folder = Path(folder)
     found = damage(folder) if folder.exists() else None
     if found:

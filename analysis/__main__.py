@@ -5,7 +5,7 @@
 the record of its name and seed) to --out's records/ and nothing else: a design's runs published before its ledger.
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
 `replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
-decided and cost, and the runs it would need that the records lack (analysis/replay.py)."""
+decided and cost, and the runs it would need that the records lack (analysis/ledger/replay.py)."""
 from __future__ import annotations
 
 import argparse
@@ -15,14 +15,13 @@ import sys
 from agentrl.files import write_text
 from workflow.plan import look_text, seed_plan
 
-from .chapter import Context
-from .load import Runs, combine, load_runs
-from .merge import with_runs
-from .records import load_options, load_records, parse_reuse
-from .replay import replay, report
-from .report import aggregate
-from .sequential import next_stage
-from .stats import METHODS
+from .ledger.chapter import Context
+from .ledger.replay import replay, report
+from .ledger.sequential import next_stage
+from .pages.report import aggregate
+from .records.load import Runs, combine, load_runs
+from .records.records import load_options, load_records, parse_reuse, with_runs
+from .stats.inference import METHODS
 
 DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, seeds=None,
                 stage=None)  # the aggregation's options

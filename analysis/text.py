@@ -1,4 +1,7 @@
-"""Number and table formatting shared by tables and the claims ledger: fixed, locale-free, deterministic."""
+"""Number and table formatting shared by tables and the claims ledger: fixed, locale-free, deterministic.
+
+The ledger's numbers in plain words: what was compared and by how much, with its 95% CI.
+"""
 from __future__ import annotations
 
 import math
@@ -34,3 +37,121 @@ def to_markdown(frame: pd.DataFrame) -> str:
     lines = ['| ' + ' | '.join(map(str, frame.columns)) + ' |', '|' + '---|' * len(frame.columns)]
     lines += ['| ' + ' | '.join(cell(v) for v in row) + ' |' for row in frame.itertuples(index=False)]
     return '\n'.join(lines) + '\n'
+
+
+# The ledger's `numbers` in plain words: what was compared and by how much, with its 95% CI.
+#
+#   pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
+#   T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
+#   pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 (95% CI 15.9
+#   to over 1,000)
+#
+# Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a factor (a ratio or
+# either bound of its interval) beyond LARGEST reads "over 1,000" (a rate near 0 or 1 makes the ratio meaningless
+# there).
+DIGITS = 3
+LARGEST = 1000  # a factor beyond this reads "over 1,000"
+
+
+def num(value: float) -> str:
+    """3 significant digits; whole numbers from 1000 on (2604, not 2.6e+03)."""
+    return str(round(value)) if math.isfinite(value) and abs(value) >= 10 ** DIGITS else number(value, DIGITS)
+
+
+def factor(labels: list[str]) -> tuple[str, list[str]]:
+    """Input labels -> (the words they all share at their start and end, what tells each apart); a trainer cell's
+    brackets dropped: ['[epochs=16] pass_train', '[baseline] pass_train'] -> ('pass_train', ['epochs=16', 'baseline']).
+    Labels of differences ('a - b', '|a - b|') stay whole."""
+    words = [label.replace('[', '').replace(']', '').split() for label in labels]
+    if len(words) < 2 or any(' - ' in label for label in labels):
+        return '', [' '.join(w) for w in words]
+    shortest = min(map(len, words))
+    head = next((i for i in range(shortest) if len({w[i] for w in words}) > 1), shortest)
+    tail = next((i for i in range(shortest - head) if len({w[-1 - i] for w in words}) > 1), shortest - head)
+    if head + tail >= shortest:  # a label would have nothing left
+        return '', [' '.join(w) for w in words]
+    return ' '.join(words[0][:head] + words[0][len(words[0]) - tail:]), [' '.join(w[head:len(w) - tail]) for w in words]
+
+
+def factor_bound(value: float) -> str:
+    """A factor (a ratio, its interval's bounds): 'over 1,000' beyond LARGEST."""
+    return f'over {LARGEST:,}' if value > LARGEST else num(value)
+
+
+def interval(low: float, high: float, ratio: bool = False) -> str:
+    bound = factor_bound if ratio else num
+    return f'(95% CI {bound(low)} to {bound(high)})'
+
+
+def change(estimate: float, low: float, high: float, scale: str) -> str:
+    """A difference or ratio in words by the claim's scale: 'higher by 0.1 (95% CI ...)' (raw), 'lower by a factor
+    of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1,000)' (logit)."""
+    if scale in ('log', 'logit'):
+        up = estimate >= 1
+        size, low, high = (estimate, low, high) if up else (1 / estimate, 1 / high, 1 / low)
+        odds = 'odds ' if scale == 'logit' else ''
+        return f'{odds}{"higher" if up else "lower"} by a factor of {factor_bound(size)} {interval(low, high, ratio=True)}'
+    up = estimate >= 0
+    size, low, high = (estimate, low, high) if up else (-estimate, -high, -low)
+    return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high)}'
+
+
+def points(first: float, second: float) -> str:
+    """Two rates' difference in percentage points: '76.6 points lower' (first against second)."""
+    return f'{num(abs(first - second) * 100)} points {"higher" if first >= second else "lower"}'
+
+
+def where(low: float, high: float, band_low: float, band_high: float) -> str:
+    """Where a CI lies against a band, in words."""
+    if high < band_low:
+        return 'below'
+    if low > band_high:
+        return 'above'
+    if band_low <= low and high <= band_high:
+        return 'inside'
+    if low < band_low and high > band_high:
+        return 'wider than'
+    return 'across the lower edge of' if low < band_low else 'across the upper edge of'
+
+
+def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) -> str:
+    """A statistical claim's ledger row in words: its inputs' medians over seeds, then the estimate against the
+    claim."""
+    context, parts = factor(labels)
+    lead = f'{context}: ' if context else ''
+    known = math.isfinite(row['estimate'])
+    if claim['kind'] == 'about':
+        of = {'ratio': ' / ', 'difference': ' - '}.get(claim.get('of'), '')
+        quantity = f'{lead}{of.join(parts)}'
+        if not known:
+            return f'{quantity}: ' + ', '.join(map(num, medians))
+        ratio = claim.get('scale', 'raw') in ('log', 'logit')
+        estimate = factor_bound(row['estimate']) if ratio else num(row['estimate'])
+        return (f'{quantity} {estimate} {interval(row["ci_low"], row["ci_high"], ratio)}: '
+                f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
+                f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
+    values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
+    threshold = f' by more than {num(claim["than"])}' if 'than' in claim and len(values) == 2 else ''
+    said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim and len(values) == 1 else lead + (
+        ' vs '.join(values) + threshold if claim['kind'] in ('greater', 'less') else ', '.join(values))
+    if not known:
+        return said
+    scale = claim.get('scale', 'raw')
+    by = change(row['estimate'], row['ci_low'], row['ci_high'], scale)
+    if claim['kind'] not in ('greater', 'less'):
+        return f'{said}; the weakest step {by}'
+    pair = (medians[0], claim['than']) if 'than' in claim and len(medians) == 1 else tuple(medians[:2])
+    return f'{said}: {points(*pair)}; {by}' if scale == 'logit' and len(pair) == 2 else f'{said}: {by}'
+
+
+def why_short(claim: dict, row: dict, high_probability: float) -> str:
+    """Why a direction is short of the claim though its numbers may point the claim's way: too few seeds go its way
+    ("with high probability"), or a step confidently below its smallest effect of interest."""
+    if claim.get('with_high_probability'):
+        return (f'short of the claim: {row["share"]:.0%} of seeds go its way, the claim needs more than '
+                f'{high_probability:.0%}')
+    effect = row['effect']
+    scale = claim.get('scale', 'raw')
+    size = f'{"odds " if scale == "logit" else ""}a factor of {num(effect)}' if scale in ('log',
+                                                                                          'logit') else num(effect)
+    return f'short of the claim: confidently below its smallest effect of interest, {size}'

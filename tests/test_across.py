@@ -1,4 +1,4 @@
-"""One claim on several substrates (analysis/substrates.py): direction and size apart, on how many substrates each
+"""One claim on several substrates (analysis/pages/substrates.py): direction and size apart, on how many substrates each
 holds, and whether it is general, substrate-dependent, fails everywhere or still open."""
 import json
 import re
@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from agentrl.files import with_manifest, write_folder
-from analysis import substrates
-from analysis.records import parquet_bytes
-from analysis.substrates import Judged, across, answer, class_counts, effects, figure, made, main, outcome, read_substrates
+from analysis.pages import substrates
+from analysis.records.records import parquet_bytes
+from analysis.pages.substrates import (Judged, across, answer, class_counts, effects, figure, made, main, outcome,
+                                       read_substrates)
 
 REPO = Path(__file__).resolve().parents[1]
 

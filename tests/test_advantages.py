@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from agentrl.advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
+from agentrl.learning.advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
 
 
 def reference_gae(rewards, values, mask, gamma, lam):

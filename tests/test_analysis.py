@@ -13,18 +13,18 @@ import pytest
 import yaml
 
 from agentrl.numerics import NUMERICS_VERSION, PROVENANCE_KEYS
-from analysis.cells import axes, find_baseline, select
-from analysis.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
-from analysis.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
-from analysis.compare import compare
-from analysis.figures import figure_8_3, style
-from analysis.load import find_runs, load_runs
-from analysis.metrics import log_weight_values, values
-from analysis.report import FINDINGS_FILE, aggregate
+from analysis.stats.cells import axes, find_baseline, select
+from analysis.ledger.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
+from analysis.ledger.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
+from analysis.stats.compare import compare
+from analysis.pages.figures import figure_8_3, style
+from analysis.records.load import find_runs, load_runs
+from analysis.stats.metrics import log_weight_values, values
+from analysis.pages.report import FINDINGS_FILE, aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
-from analysis.stats import describe, seeds_for_power
-from analysis.verdicts import DECIDED, DIRECTION_VERDICTS, VERDICTS, decide
+from analysis.stats.inference import describe, seeds_for_power
+from analysis.ledger.verdicts import DECIDED, DIRECTION_VERDICTS, VERDICTS, decide
 
 REPO = Path(__file__).resolve().parents[1]
 PROVENANCE = {**dict.fromkeys(PROVENANCE_KEYS, 'test'), 'numerics_version': NUMERICS_VERSION}  # what the aggregation requires
@@ -538,7 +538,7 @@ def test_inputs_of_one_group_without_common_seeds_are_inconclusive(tmp_path, ctx
 
 def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
     """The figures the substrate was tuned to (issue 11's targets) get verdicts but are not counted as claims."""
-    from analysis.claims import count_table, group, summary
+    from analysis.ledger.claims import count_table, group, summary
     from analysis.text import to_markdown
     claims = load_claims()['claims']
     tuned = sorted(c['id'] for c in claims if group(c) == 'calibration')

@@ -9,12 +9,12 @@ import yaml
 from scipy import stats as scipy_stats
 from test_analysis import REPO
 
-from analysis.cells import axes, blocks, interaction, varied
-from analysis.chapter import Context
-from analysis.compare import METRICS, SAME_EPISODES, compare
-from analysis.figures import forest, style
-from analysis.metrics import reward_at
-from analysis.stats import bh
+from analysis.stats.cells import axes, blocks, interaction, varied
+from analysis.ledger.chapter import Context
+from analysis.stats.compare import METRICS, SAME_EPISODES, compare
+from analysis.pages.figures import forest, style
+from analysis.stats.metrics import reward_at
+from analysis.stats.inference import bh
 from workflow.design import AXES, baseline_name, expand_design, make_cell
 
 DESIGN = yaml.safe_load((REPO / 'config' / 'config.yaml').read_text())
@@ -26,7 +26,7 @@ def length(config: dict) -> int:
 
 
 def synthetic(configs: dict[str, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per-run values of every metric (tidy, as analysis.metrics gives them) and per-iteration batch rewards."""
+    """Per-run values of every metric (tidy, as analysis.stats.metrics gives them) and per-iteration batch rewards."""
     rng = np.random.default_rng(0)
     values = pd.DataFrame([dict(source=cell, kind='train', seed=seed, table='train', row='', metric=metric,
                                 value=rng.uniform())

@@ -1,4 +1,4 @@
-"""analysis.stats (and the number formats) against hand computations, scipy and published power tables."""
+"""analysis.stats.inference (and the number formats) against hand computations, scipy and published power tables."""
 from __future__ import annotations
 
 import math
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from analysis.chapter import printed
-from analysis.stats import (SUMMARY_COLUMNS, bh, bh_threshold, describe, exceed_p, median_interval, paired,
-                            prediction_check, seeds_for_power, sign_seeds, summarize, welch)
+from analysis.ledger.chapter import printed
+from analysis.stats.inference import (SUMMARY_COLUMNS, bh, bh_threshold, describe, exceed_p, median_interval, paired,
+                                      prediction_check, seeds_for_power, sign_seeds, summarize, welch)
 from analysis.text import number
 
 X = [1.0, 2.0, 3.0, 4.0, 5.0]

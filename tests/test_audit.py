@@ -1,15 +1,15 @@
-"""The vendor audit (agentrl/audit.py): which listing lines it arms, that it catches PyTorch's default Adam taking
-MKL's rsqrtps-based square root (version 3's cause), and that agentrl's Adam and the golden run execute no instruction
-whose result depends on the CPU's vendor. The last two need gdb, objdump and grep, and scan every library once
-(minutes)."""
+"""The vendor audit (agentrl/numerics/audit.py): which listing lines it arms, that it catches PyTorch's default Adam
+taking MKL's rsqrtps-based square root (version 3's cause), and that agentrl's Adam and the golden run execute no
+instruction whose result depends on the CPU's vendor. The last two need gdb, objdump and grep, and scan every library
+once (minutes)."""
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from agentrl.audit import vendor_dependent
-from agentrl.golden import golden_command
+from agentrl.numerics.audit import vendor_dependent
+from agentrl.numerics.golden import golden_command
 
 LISTING = '''
   b498f20:\trsqrtps %xmm8,%xmm4
@@ -29,10 +29,11 @@ def test_the_approximate_and_x87_instructions_are_armed_and_the_exact_ones_not()
 
 
 def audit(*command: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'agentrl.audit', '--', *command], capture_output=True, text=True)
+    return subprocess.run([sys.executable, '-m', 'agentrl.numerics.audit', '--', *command], capture_output=True,
+                          text=True)
 
 
-ADAM_STEP = ('import agentrl, torch; from agentrl.optim import adam; p = torch.nn.Parameter(torch.rand(1000)); '
+ADAM_STEP = ('import agentrl, torch; from agentrl.learning.losses import adam; p = torch.nn.Parameter(torch.rand(1000)); '
              'o = {}; p.grad = torch.rand(1000); o.step()')
 
 

@@ -1,10 +1,10 @@
 import torch
 
 import agentrl as arl
-from agentrl.base_agent import base_agent_path, make_base_agent
-from agentrl.demos import pretrain
-from agentrl.pretraining import PretrainConfig
-from agentrl.model import TinyAgentConfig
+from agentrl.learning.base_agent import base_agent_path, make_base_agent
+from agentrl.learning.demos import pretrain
+from agentrl.world.substrates import PretrainConfig
+from agentrl.agent.model import TinyAgentConfig
 
 TOK = arl.build_tokenizer(arl.make_tasks('all'))
 TINY = PretrainConfig(steps=8, batch_size=4)

@@ -1,7 +1,7 @@
 """The benchmark's accounting: which operator is which kind, and where a function's time goes."""
 import torch
 
-from agentrl.bench import counted_flops, op_kind, seconds_by_kind
+from agentrl.numerics.bench import counted_flops, op_kind, seconds_by_kind
 
 
 def test_operators_are_sorted_into_their_kinds():

@@ -3,9 +3,9 @@ import pytest
 import torch
 
 import agentrl as arl
-from agentrl.calibration import episode_statistics, per_task_pass_rates
-from agentrl.sampler import sample_tasks
-from agentrl.experiments import importance_weights
+from agentrl.chapter.calibration import episode_statistics, per_task_pass_rates
+from agentrl.agent.sampler import sample_tasks
+from agentrl.chapter.experiments import importance_weights
 
 
 @pytest.mark.parametrize('seed', [0, 1, 2])
@@ -45,8 +45,8 @@ def test_every_task_is_solved_sometimes(base, split, tok):
 
 
 def test_task_set_statistics_count_repairs_by_what_they_solve():
-    from agentrl.calibration import task_set_statistics, tasks_fixed_by
-    from agentrl.lang import edit_kind
+    from agentrl.chapter.calibration import task_set_statistics, tasks_fixed_by
+    from agentrl.world.lang import edit_kind
     train = arl.make_tasks('train')
     for task in train:
         assert task.name in tasks_fixed_by(task.fix, train)
@@ -61,8 +61,8 @@ def test_task_set_statistics_count_repairs_by_what_they_solve():
 
 
 def test_task_set_statistics_count_every_bug_of_two_bug_tasks():
-    from agentrl.calibration import task_set_statistics
-    from agentrl.substrates import substrate
+    from agentrl.chapter.calibration import task_set_statistics
+    from agentrl.world.substrates import substrate
     train = substrate('longer').family.tasks('train')
     stats = task_set_statistics(train)
     assert stats['bugs_per_task'] == [2]
@@ -73,7 +73,7 @@ def test_task_set_statistics_count_every_bug_of_two_bug_tasks():
 
 
 def test_base_stats_prints_every_row_it_measures(capsys):
-    from agentrl.cli import main
+    from agentrl.jobs.cli import main
     main(['base-stats', '--seeds', '0', '--episodes-per-task', '2', '--no-steps'])
     out = capsys.readouterr().out
     assert 'distinct repairs' in out and 'bug lines' in out and 'kinds' in out

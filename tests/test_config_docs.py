@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentrl.algorithms import ALGORITHMS
+from agentrl.learning.algorithms import ALGORITHMS
 from workflow.config_docs import README, described, main, render
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,14 +9,14 @@ import pandas as pd
 import pytest
 import torch
 
-from agentrl.base_agent import save_base_agent
-from agentrl.cli import main
-from agentrl.config import TrainConfig
-from agentrl.experiments import (EXPERIMENTS, clip_by_sign, in_length_bucket, loglog_slope, old_batch,
-                                 ratio_by_old_prob, run_experiment)
-from agentrl.lengths import BUCKETS, label
-from agentrl.substrates import SUBSTRATES
-from analysis.metrics import LENGTHS
+from agentrl.learning.base_agent import save_base_agent
+from agentrl.jobs.cli import main
+from agentrl.learning.config import TrainConfig
+from agentrl.chapter.experiments import (EXPERIMENTS, clip_by_sign, in_length_bucket, loglog_slope, old_batch,
+                                         ratio_by_old_prob, run_experiment)
+from agentrl.chapter.lengths import BUCKETS, label
+from agentrl.world.substrates import SUBSTRATES
+from analysis.stats.metrics import LENGTHS
 
 LISTING = Path(__file__).resolve().parents[2] / 'shared' / 'chapter08' / 'chapter08_listing.py'
 

@@ -4,11 +4,11 @@ import pandas as pd
 import pytest
 from test_analysis import tree  # noqa: F401 (the synthetic run directories, a fixture)
 
-from analysis.chapter import Context
-from analysis.compare import compare
-from analysis import figures
-from analysis.figures import common_seeds, forest, learning_curves, level_colors, style
-from analysis.load import load_runs
+from analysis.ledger.chapter import Context
+from analysis.stats.compare import compare
+from analysis.pages import figures
+from analysis.pages.figures import common_seeds, forest, learning_curves, level_colors, style
+from analysis.records.load import load_runs
 
 
 @pytest.fixture(scope='module')

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from agentrl import files
-from agentrl.base_agent import save_atomically
+from agentrl.learning.base_agent import save_atomically
 from agentrl.files import write_folder, write_text
-from agentrl.runio import write_run
+from agentrl.jobs.runio import write_run
 
 
 def names(folder):

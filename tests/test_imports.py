@@ -12,7 +12,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ('agentrl', 'analysis', 'workflow')
 # What analysis and the workflow share with agentrl and each other: modules that import neither torch nor pandas.
-SHARED = ['agentrl.algorithms', 'agentrl.files', 'agentrl.lengths', 'agentrl.numerics', 'agentrl.substrates',
+SHARED = ['agentrl.learning.algorithms', 'agentrl.files', 'agentrl.chapter.lengths', 'agentrl.numerics',
+          'agentrl.world.substrates',
           'workflow.design']
 
 
@@ -94,9 +95,10 @@ def test_cycles_are_found():
 
 def test_relative_and_absolute_imports_resolve_to_modules():
     graph = import_graph()
-    assert {'agentrl', 'agentrl.numerics', 'agentrl.files'} <= graph['agentrl.runio']  # `from . import __version__`
-    assert {'agentrl.numerics', 'agentrl.files'} <= graph['analysis.load'] | graph['analysis.records']
-    assert 'workflow.design' in graph['workflow'] and 'workflow.design' in graph['analysis.cells']
+    # `from . import __version__`
+    assert {'agentrl', 'agentrl.numerics', 'agentrl.files'} <= graph['agentrl.jobs.runio']
+    assert {'agentrl.numerics', 'agentrl.files'} <= graph['analysis.records.load'] | graph['analysis.records.records']
+    assert 'workflow.design' in graph['workflow'] and 'workflow.design' in graph['analysis.stats.cells']
 
 
 def test_no_module_imports_itself_through_others():
@@ -133,3 +135,99 @@ def test_the_analysis_imports_no_torch():
     analysis = [name for name in python_modules() if name.split('.')[0] == 'analysis']
     loaded = loaded_by(analysis)
     assert 'torch' not in loaded and 'pandas' in loaded
+
+
+# --- floors: an import points to its own floor or lower ---------------------------------------------------------------
+
+# The packages, lowest first: agentrl imports neither of the others; the workflow reads agentrl's pure modules; the
+# analysis reads both.
+PACKAGE_FLOORS = ['agentrl', 'workflow', 'analysis']
+# Each package's floors, lowest first: a floor is named for its concern and holds folders or modules (a name stands
+# for the module and everything below it; a longer name wins: agentrl.numerics.golden is a check, agentrl.numerics
+# the pinned settings). Every module of agentrl and analysis is on a floor.
+LAYERS = {
+    'agentrl': [
+        ('base', ['agentrl', 'agentrl.files', 'agentrl.numerics']),  # the package, atomic writes, the pinned settings
+        ('world', ['agentrl.world']),  # the language, tasks, environment, tokenizer, substrates (no torch)
+        ('agent', ['agentrl.agent']),  # TinyAgent, packing, the sampler
+        ('learning', ['agentrl.learning']),  # losses, advantages, PPO, the trainer, pretraining
+        ('chapter', ['agentrl.chapter']),  # the chapter's experiments, calibration, lengths
+        ('entry', ['agentrl.jobs', 'agentrl.numerics.golden', 'agentrl.numerics.probe', 'agentrl.numerics.audit',
+                   'agentrl.numerics.bench', 'agentrl.__main__']),  # what a job or a person runs
+    ],
+    'analysis': [
+        ('base', ['analysis', 'analysis.text']),  # numbers and words
+        ('records', ['analysis.records']),  # runs in
+        ('stats', ['analysis.stats']),  # statistics across seeds
+        ('ledger', ['analysis.ledger']),  # claims, verdicts, looks
+        ('pages', ['analysis.pages']),  # what readers see
+        ('entry', ['analysis.__main__']),
+    ],
+}
+def floor_of(module: str, layers: dict = LAYERS) -> tuple[int, str] | None:
+    """(floor number, floor name) of a module of a layered package, by its longest listed prefix (the package's own
+    name places only the package's __init__); None: unplaced."""
+    floors = layers.get(module.split('.')[0])
+    if floors is None:
+        return None
+    best = None
+    for number, (name, prefixes) in enumerate(floors):
+        for prefix in prefixes:
+            if module == prefix or ('.' in prefix and module.startswith(prefix + '.')):
+                if best is None or len(prefix) > best[0]:
+                    best = (len(prefix), number, name)
+    return best and best[1:]
+
+
+def upward(graph: dict[str, set[str]], layers: dict = LAYERS, packages: list[str] = PACKAGE_FLOORS) -> list[str]:
+    """Every import that points up: to a higher package, or within a layered package to a higher floor."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        package = module.split('.')[0]
+        for target in sorted(targets):
+            other = target.split('.')[0]
+            if package in packages and other in packages and packages.index(other) > packages.index(package):
+                found.append(f'{module} -> {target}: package {package} may not import {other}')
+            elif other == package and package in layers:
+                here, there = floor_of(module, layers), floor_of(target, layers)
+                if here and there and there[0] > here[0]:
+                    found.append(f'{module} ({here[1]}) -> {target} ({there[1]}): up a floor')
+    return found
+
+
+def floor_graph(graph: dict[str, set[str]], layers: dict = LAYERS) -> dict[str, set[str]]:
+    """package:floor -> the floors of its package that its modules import."""
+    floors = {}
+    for module, targets in graph.items():
+        here = floor_of(module, layers)
+        if here:
+            key = f'{module.split(".")[0]}:{here[1]}'
+            floors.setdefault(key, set()).update(
+                f'{t.split(".")[0]}:{there[1]}' for t in targets if (there := floor_of(t, layers))
+                and t.split('.')[0] == module.split('.')[0] and there[1] != here[1])
+    return floors
+
+
+def test_an_upward_arrow_a_floor_cycle_and_an_unplaced_module_are_found():
+    layers = {'p': [('low', ['p', 'p.low']), ('high', ['p.high'])]}
+    graph = {'p.low.a': {'p.high.b'}, 'p.high.b': {'p.low.c'}, 'p.low.c': set(), 'q.x': {'p.low.a'},
+             'p.low.d': {'q.x'}, 'p.flat': set()}
+    assert upward(graph, layers, ['p', 'q']) == ['p.low.a (low) -> p.high.b (high): up a floor',
+                                                 'p.low.d -> q.x: package p may not import q']
+    assert cycles(floor_graph(graph, layers)) == [('p:high', 'p:low')]
+    assert floor_of('p.high.b.c', layers) == (1, 'high') and floor_of('p.flat', layers) is None
+    assert floor_of('p', layers) == (0, 'low') and upward({'p.high.b': {'p.low.c'}}, layers, ['p']) == []
+
+
+def test_every_module_is_on_a_floor():
+    """A new module goes in the folder of its concern (README, "Layout"), not beside the package's __init__."""
+    unplaced = [m for m in python_modules() if m.split('.')[0] in LAYERS and floor_of(m) is None]
+    assert not unplaced, f'not on any floor of LAYERS (tests/test_imports.py): {unplaced}'
+
+
+def test_every_import_points_to_its_own_floor_or_lower():
+    assert upward(import_graph()) == []
+
+
+def test_no_floor_imports_itself_through_others():
+    assert cycles(floor_graph(import_graph())) == []

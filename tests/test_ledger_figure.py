@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from test_analysis import tree  # noqa: F401 (the synthetic run directories, a fixture)
 
-from analysis.chapter import Context, load_chapter
-from analysis.claims import group, load_claims, samples
-from analysis.figures import style
-from analysis.ledger_figure import COLORS, blocks, chapter_value, claim_figure, ledger_figure, placer, section
-from analysis.load import load_runs
-from analysis.sequential import sequential_ledger
-from analysis.verdicts import VERDICTS
+from analysis.ledger.chapter import Context, load_chapter
+from analysis.ledger.claims import group, load_claims, samples
+from analysis.pages.figures import style
+from analysis.pages.ledger_figure import COLORS, blocks, chapter_value, claim_figure, ledger_figure, placer, section
+from analysis.records.load import load_runs
+from analysis.ledger.sequential import sequential_ledger
+from analysis.ledger.verdicts import VERDICTS
 from workflow.plan import seed_plan
 
 CHAPTER = load_chapter()

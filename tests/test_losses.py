@@ -4,14 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from agentrl.losses import (
-    AGGREGATION_MODES,
-    aggregate_loss,
-    entropy_from_logits,
-    masked_mean,
-    policy_gradient_step,
-    token_log_probs,
-)
+from agentrl.learning.losses import (AGGREGATION_MODES, aggregate_loss, entropy_from_logits, masked_mean,
+                                     policy_gradient_step)
+from agentrl.agent.model import token_log_probs
 
 PER_TOKEN = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
 MASK = torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])

@@ -1,6 +1,7 @@
-"""The fixed-order kernel of numerics version 5 (agentrl/matmul.py): each output is one chain of fused multiply-adds
-over the summed dimension in order, checked against that chain computed exactly (fractions) and rounded once per
-step, on small shapes; the same bits in every layout, call and thread setting; and the default (version 4) is torch's.
+"""The fixed-order kernel of numerics version 5 (agentrl/agent/matmul.py): each output is one chain of fused
+multiply-adds over the summed dimension in order, checked against that chain computed exactly (fractions) and rounded
+once per step, on small shapes; the same bits in every layout, call and thread setting; and the default (version 4) is
+torch's.
 """
 import os
 import subprocess
@@ -12,7 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from agentrl import matmul, numerics
+from agentrl.agent import matmul
+from agentrl import numerics
 
 pytestmark = pytest.mark.skipif(not {'avx2', 'fma'} <= numerics.this_cpu().flags, reason='the kernel needs AVX2, FMA')
 
@@ -101,7 +103,7 @@ def test_linear_and_attention_agree_with_torch_to_float_rounding_and_give_its_gr
 
 
 def test_the_default_version_runs_torchs_products_and_the_candidate_is_asked_for_by_name():
-    code = 'import agentrl.matmul as m, agentrl.numerics as n; print(m.FIXED_ORDER, n.NUMERICS_VERSION)'
+    code = 'import agentrl.agent.matmul as m, agentrl.numerics as n; print(m.FIXED_ORDER, n.NUMERICS_VERSION)'
     run = lambda env: subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True,
                                      env=env).stdout.split()
     base = {k: v for k, v in os.environ.items() if k != numerics.VERSION_VARIABLE}

@@ -1,6 +1,6 @@
 """Same numbers on any x86-64 machine with AVX2: runs are bit-identical whatever the caller's environment asks
 for, and differ where the numeric settings are defeated (so these tests can fail). The numerics version: a golden
-run's digest is pinned with it (agentrl/numerics_golden.json), so numbers that move without a new version fail here,
+run's digest is pinned with it (agentrl/numerics/golden.json), so numbers that move without a new version fail here,
 and a new version without a new pinned digest too."""
 import json
 import os
@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from agentrl import numerics
-from agentrl.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability, golden_run, pin,
-                            pinned, run_digest, vendors, where)
+from agentrl.numerics.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability,
+                                     golden_run, pin, pinned, run_digest, vendors, where)
 from agentrl.numerics import NUMERICS_VERSION, Cpu, this_cpu
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,12 +68,13 @@ import torch
 torch.ones(2, 2) @ torch.ones(2, 2)  # a computation before agentrl: the caller's code paths are now fixed
 import agentrl as arl
 from agentrl import numerics
-from agentrl.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability, golden_run, pinned,
+from agentrl.numerics.golden import (CONFIG, GOLDEN_FILE, SEED, comparable_csv, comparable_run, cpu_capability,
+                                     golden_run, pinned,
                             run_digest)
 from agentrl.numerics import NUMERICS_VERSION
 tok = arl.build_tokenizer(arl.make_tasks('all'))
 base = arl.make_base_agent(tok)
-from agentrl.sampler import sample_tasks
+from agentrl.agent.sampler import sample_tasks
 batch = arl.collate(sample_tasks(base, arl.make_tasks('train'), 2, tok, torch.Generator().manual_seed(0)), tok.pad_id)
 print(hashlib.sha256(arl.sequence_log_probs(base, batch['ids']).detach().numpy().tobytes()).hexdigest())
 print(numerics.problems())
@@ -131,7 +132,8 @@ def test_the_cpu_is_named_by_its_family_model_and_stepping_where_the_system_give
 
 
 @pytest.mark.parametrize('imports, applied', [
-    ('import analysis.__main__, analysis.report, analysis.simulation, workflow.state', False),  # no torch: untouched
+    # no torch: untouched
+    ('import analysis.__main__, analysis.pages.report, analysis.ledger.simulation, workflow.state', False),
     ('import agentrl, agentrl.files', False),
     ('import agentrl; import torch', True),  # the settings come with torch
     ('import torch; import agentrl', True),  # torch first (no computation yet): at agentrl's import
@@ -152,7 +154,7 @@ def test_importing_agentrl_numerics_imports_no_torch():
     assert out.stdout.strip() == 'False'
 
 
-REGENERATE = 'python -m agentrl.golden --write'
+REGENERATE = 'python -m agentrl.numerics.golden --write'
 
 
 def test_the_golden_digest_is_pinned_for_the_declared_numerics_version():
@@ -173,13 +175,13 @@ def test_the_golden_runs_numbers_are_those_of_the_declared_numerics_version(tmp_
     if this_cpu().vendor not in vendors(golden):
         pytest.skip(f'no golden digest was measured on a {this_cpu().vendor} CPU at numerics version '
                     f'{NUMERICS_VERSION} ({", ".join(sorted(vendors(golden)))} only): measure it with '
-                    f'python -m agentrl.golden, then {REGENERATE}')
+                    f'python -m agentrl.numerics.golden, then {REGENERATE}')
     digest = run_digest(golden_run(tmp_path))
     assert digest in golden['digests'], (
         f'the golden run\'s digest {digest} is none of those pinned under numerics version {NUMERICS_VERSION} '
         f'({", ".join(f"{d[:12]} on {where(seen)}" for d, seen in golden["digests"].items())}): a change that moves '
-        f'numbers bumps NUMERICS_VERSION (agentrl/numerics.py), then {REGENERATE}; a CPU whose numbers differ from '
-        f'every pinned one is pinned with {REGENERATE} after python -m analysis.recheck has compared it with the '
+        f'numbers bumps NUMERICS_VERSION (agentrl/numerics/__init__.py), then {REGENERATE}; a CPU whose numbers differ from '
+        f'every pinned one is pinned with {REGENERATE} after python -m analysis.records.recheck has compared it with the '
         'records')
 
 

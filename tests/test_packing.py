@@ -7,10 +7,9 @@ import torch
 import torch.nn.functional as F
 
 import agentrl as arl
-from agentrl.losses import token_log_probs
-from agentrl.model import rotate
-from agentrl.packing import CALL_COST, Packing, bucket_bounds, critic_scores, packed_attention, policy_scores
-from agentrl.trainer import sample_batch
+from agentrl.agent.model import rotate, token_log_probs
+from agentrl.agent.packing import CALL_COST, Packing, bucket_bounds, critic_scores, packed_attention, policy_scores
+from agentrl.learning.trainer import sample_batch
 
 
 @pytest.fixture(scope='module')

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import agentrl as arl
-from agentrl.ppo import kl_k3
+from agentrl.learning.ppo import kl_k3
 
 
 def grads_per_token(ratios, advantage, **kwargs):

@@ -5,13 +5,13 @@ import sys
 
 import torch
 
-from agentrl.base_agent import base_model_config
-from agentrl.probe import digest, probes
-from agentrl.substrates import DEFAULT, substrate
+from agentrl.learning.base_agent import base_model_config
+from agentrl.numerics.probe import digest, probes
+from agentrl.world.substrates import DEFAULT, substrate
 
 
 def probe_lines(substrate: str = DEFAULT) -> list[str]:
-    return subprocess.run([sys.executable, '-m', 'agentrl.probe', '--substrate', substrate], check=True,
+    return subprocess.run([sys.executable, '-m', 'agentrl.numerics.probe', '--substrate', substrate], check=True,
                           capture_output=True, text=True).stdout.splitlines()
 
 

@@ -24,9 +24,9 @@ from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis.claims import count_table, headline
-from analysis.records import load_records, run_table
-from analysis.substrates import ANSWER_START, across, published_answer, read_substrates
+from analysis.ledger.claims import count_table, headline
+from analysis.records.records import load_records, run_table
+from analysis.pages.substrates import ANSWER_START, across, published_answer, read_substrates
 from analysis.text import to_markdown
 from workflow.design import expand_design, load_design
 from workflow.plan import seed_plan
@@ -37,8 +37,8 @@ RUN_RULES = ('train', 'experiment')
 
 
 def set_numerics(clone: Path, version: int) -> Path:
-    """The clone's declared numerics version (agentrl/numerics.py) set to version."""
-    path = clone / 'agentrl' / 'numerics.py'
+    """The clone's declared numerics version (agentrl/numerics/__init__.py) set to version."""
+    path = clone / 'agentrl' / 'numerics' / '__init__.py'
     path.write_text(re.sub(r'^NUMERICS_VERSION = \d+$', f'NUMERICS_VERSION = {version}', path.read_text(), flags=re.M))
     return clone
 
@@ -227,7 +227,7 @@ def test_one_level_removed_plans_no_run(default_clone):
 
 def test_a_changed_claim_plans_the_looks_and_the_aggregation(default_clone, tmp_path):
     clone = shutil.copytree(default_clone, tmp_path / 'clone', symlinks=True)
-    claims = clone / 'analysis' / 'claims.yaml'
+    claims = clone / 'analysis' / 'ledger' / 'claims.yaml'
     text = claims.read_text()
     claims.write_text(text.replace('    about: 0.9\n', '    about: 0.8\n', 1))
     assert claims.read_text() != text
@@ -307,7 +307,7 @@ def test_a_removed_level_runs_nothing_and_its_claims_are_untested_saying_why(sma
 
 
 def test_an_added_claim_reruns_the_looks_and_only_the_runs_its_looks_ask_for(small):
-    claims = small / 'analysis' / 'claims.yaml'
+    claims = small / 'analysis' / 'ledger' / 'claims.yaml'
     claims.write_text(claims.read_text() + '''  - id: added-clip-frac
     claim: An added claim that reads the clipped loss's records, which the published looks did not extend.
     source: T4 (8.2)
@@ -324,7 +324,7 @@ def test_an_added_claim_reruns_the_looks_and_only_the_runs_its_looks_ask_for(sma
 
 
 def test_a_new_numerics_version_runs_the_test_design_again(small):
-    version = int(re.search(r'^NUMERICS_VERSION = (\d+)$', (small / 'agentrl' / 'numerics.py').read_text(),
+    version = int(re.search(r'^NUMERICS_VERSION = (\d+)$', (small / 'agentrl' / 'numerics' / '__init__.py').read_text(),
                             flags=re.M).group(1))
     set_numerics(small, version + 1)
     found = runs_in(planned(small, 'config/test.yaml', 'test design, a numerics version bump'))
@@ -357,7 +357,7 @@ def test_every_published_count_of_claims_comes_from_the_ledger_and_the_figure_ti
 
 
 def test_the_readmes_open_with_the_answer_from_the_published_ledger_across_substrates():
-    """README.md and results/README.md open with the answer block analysis.substrates writes from
+    """README.md and results/README.md open with the answer block analysis.pages.substrates writes from
     results/across/substrates.csv: the same sentences, links relative to each page."""
     for readme, relative in ((REPO / 'README.md', 'results'), (REPO / 'results' / 'README.md', '.')):
         text = readme.read_text()
@@ -366,7 +366,7 @@ def test_the_readmes_open_with_the_answer_from_the_published_ledger_across_subst
 
 
 def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers(monkeypatch):
-    """results/across/substrates.csv is what analysis.substrates makes from every design's published ledger and
+    """results/across/substrates.csv is what analysis.pages.substrates makes from every design's published ledger and
     records today."""
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
     judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])

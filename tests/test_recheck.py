@@ -1,5 +1,5 @@
-"""`python -m analysis.recheck`: which runs it draws, how it compares a rerun with its records, what it refuses, and
-one run of the test design published as records and made again (the only test here that trains)."""
+"""`python -m analysis.records.recheck`: which runs it draws, how it compares a rerun with its records, what it refuses,
+and one run of the test design published as records and made again (the only test here that trains)."""
 from __future__ import annotations
 
 import json
@@ -14,10 +14,10 @@ import pytest
 from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment, snakemake, succeeded
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis import recheck
-from analysis.load import Runs, load_runs
-from analysis.records import load_records, run_table, write_records
-from analysis.recheck import Run, difference, first_difference, held_runs, sample
+from analysis.records import recheck
+from analysis.records.load import Runs, load_runs
+from analysis.records.records import load_records, run_table, write_records
+from analysis.records.recheck import Run, difference, first_difference, held_runs, sample
 from workflow.design import cell_json, expand_design, load_design
 
 RECORDS = REPO / 'results' / 'records'  # the published records: what the comparison is tested on
@@ -59,7 +59,7 @@ def test_the_held_runs_are_the_designs_runs_in_its_records_with_their_versions()
 
 
 def refusal(capsys, *argv) -> str:
-    """The one-line error `python -m analysis.recheck ARGV` stops with (exit status 2), before anything runs."""
+    """The one-line error `python -m analysis.records.recheck ARGV` stops with (exit status 2), before anything runs."""
     with pytest.raises(SystemExit) as stopped:
         recheck.main(list(argv))
     assert stopped.value.code == 2
@@ -70,7 +70,7 @@ def refusal(capsys, *argv) -> str:
 def test_a_run_the_records_lack_is_refused_naming_it(capsys, monkeypatch, spec):
     monkeypatch.chdir(REPO)
     error = refusal(capsys, '--runs', spec)
-    assert error == ('python -m analysis.recheck: error: config/config.yaml, results/records: '
+    assert error == ('python -m analysis.records.recheck: error: config/config.yaml, results/records: '
                      f'{spec} is not a run of the design that its records hold')
     assert 'expected NAME:SEED' in refusal(capsys, '--runs', 'baseline')
 
@@ -85,7 +85,7 @@ def test_records_of_another_numerics_version_are_refused_naming_both(capsys, mon
         assert f'made at numerics version {made}, this code is at version {NUMERICS_VERSION + 1}' in error, error
     assert refusal(capsys, '--runs', 'baseline:0').endswith(
         f'baseline:0 was made at numerics version {made}, this code is at version {NUMERICS_VERSION + 1}: only runs '
-        'of its own version rerun bit for bit (agentrl/numerics.py)')
+        'of its own version rerun bit for bit (agentrl/numerics/__init__.py)')
 
 
 # --- the comparison ----------------------------------------------------------------------------
@@ -175,7 +175,8 @@ def test_a_published_run_is_made_again_from_nothing_and_found_identical(tmp_path
     clone = tmp_path / 'clone'
     write_records(load_runs(made / TEST_RESULTS / 'runs'), clone / TEST_RESULTS / 'records')
     scratch = tmp_path / 'scratch'
-    result = subprocess.run([sys.executable, '-m', 'analysis.recheck', '--configfile', str(TEST_CONFIG), '--runs',
+    result = subprocess.run([sys.executable, '-m', 'analysis.records.recheck', '--configfile', str(TEST_CONFIG),
+                             '--runs',
                              'algorithm~reinforce:0', '--workdir', str(scratch)], cwd=clone, env=environment(),
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-6000:]

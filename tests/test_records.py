@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment
 
-from analysis.chapter import Context
-from analysis.claims import load_claims, samples
+from analysis.ledger.chapter import Context
+from analysis.ledger.claims import load_claims, samples
 from agentrl.files import with_manifest, write_folder
-from analysis.load import WHERE_COLUMNS, combine, load_runs
-from analysis.records import claim_samples, load_options, load_records, parquet_bytes, parse_reuse, write_records
-from analysis.verdicts import decide
+from analysis.records.load import WHERE_COLUMNS, combine, load_runs
+from analysis.records.records import (claim_samples, load_options, load_records, parquet_bytes, parse_reuse,
+                                      write_records)
+from analysis.ledger.verdicts import decide
 from workflow.design import load_design
 from workflow.plan import seed_plan
 

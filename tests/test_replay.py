@@ -1,12 +1,12 @@
-"""The replay verb (analysis/replay.py): a design's stages on recorded runs, what each buys and decides, as the
+"""The replay verb (analysis/ledger/replay.py): a design's stages on recorded runs, what each buys and decides, as the
 workflow's looks would, and the seeds it would need that the records lack."""
 import pytest
 from test_analysis import ctx, runs, tree  # noqa: F401 (the synthetic runs, 7 cells and 6 experiments x 12 seeds)
 
-from analysis.chapter import Context
-from analysis.load import Runs
-from analysis.replay import CRITIC_S, JOB_FIXED_S, LOOK_S, replay, report
-from analysis.sequential import next_stage
+from analysis.ledger.chapter import Context
+from analysis.records.load import Runs
+from analysis.ledger.replay import CRITIC_S, JOB_FIXED_S, LOOK_S, replay, report
+from analysis.ledger.sequential import next_stage
 from workflow.plan import seed_plan
 
 

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 from test_analysis import ctx, runs, tree  # noqa: F401 (the synthetic runs, 7 cells and 6 experiments x 12 seeds)
 
-from analysis.claims import ledger, load_claims
-from analysis.sequential import (decidable, describe, feeders, first_seeds, look_levels, next_stage, sequential_ledger,
-                                 spent)
-from analysis.verdicts import AGAINST, DECIDED, SUPPORTED, is_unpaired, smallest_p
+from analysis.ledger.claims import ledger, load_claims
+from analysis.ledger.sequential import (decidable, describe, feeders, first_seeds, look_levels, next_stage,
+                                        sequential_ledger, spent)
+from analysis.ledger.verdicts import AGAINST, DECIDED, SUPPORTED, is_unpaired, smallest_p
 from workflow.plan import seed_plan
-from analysis.simulation import (DESIGNS, FAMILIES, LOOK_SECONDS, LOOKS, MAX_SEEDS, PROMISE, RUN_SECONDS, Mixture,
-                                 calibration, design_cost, design_table, every_look_decides, false_rates,
-                                 ledger_characteristics, mixtures, pilot_mixture, run_ledger)
-from analysis.stats import exceed_p
+from analysis.ledger.simulation import (DESIGNS, FAMILIES, LOOK_SECONDS, LOOKS, MAX_SEEDS, PROMISE, RUN_SECONDS,
+                                        Mixture, calibration, design_cost, design_table, every_look_decides,
+                                        false_rates, ledger_characteristics, mixtures, pilot_mixture, run_ledger)
+from analysis.stats.inference import exceed_p
 
 ALPHA = 0.05
 
@@ -157,7 +157,8 @@ def test_a_source_buys_seeds_only_for_claims_the_next_look_can_decide(ctx):  # n
     assert set(everyone['next']['sources']) > set(look['next']['sources'])
 
 
-# --- calibration for the data's tails (fast; the full one: python -m analysis.simulation) -----------------------
+# --- calibration for the data's tails (fast; the full one: python -m analysis.ledger.simulation)
+# -----------------------
 
 REPS = 40_000  # a ratio's Monte Carlo SE at the first look: sqrt(0.001 / 40,000) / 0.0016 = 0.10
 
@@ -191,7 +192,7 @@ LEDGERS = 150
 @pytest.fixture(scope='module')
 def ledgers():
     """Ledgers of 20 claims: the global null and the mixture (the full run: 100 claims, python -m
-    analysis.simulation)."""
+    analysis.ledger.simulation)."""
     return pd.concat([ledger_characteristics(m, LEDGERS, seed=5) for m in mixtures(20)]).set_index(['ledger',
                                                                                                   'design'])
 

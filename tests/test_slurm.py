@@ -46,7 +46,7 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
-from agentrl.golden import comparable_csv, comparable_run
+from agentrl.numerics.golden import comparable_csv, comparable_run
 from workflow.design import expand_design, load_design
 from workflow.plan import seed_plan
 

@@ -1,4 +1,4 @@
-"""The substrates (agentrl/substrates.py): each builds its base agent's model; the larger one is at least 4x the
+"""The substrates (agentrl/world/substrates.py): each builds its base agent's model; the larger one is at least 4x the
 parameters, deeper and wider; a base agent file is refused for another substrate; an unknown one is named. The
 longer one plays two-bug tasks (each bug matters) in an env whose caps and context hold its longest episode, and
 samples and trains through the same code as the others."""
@@ -9,16 +9,15 @@ import sys
 import pytest
 import torch
 
-from agentrl.base_agent import base_model_config, cache_key, load_base_agent, save_base_agent
-from agentrl.config import TrainConfig
-from agentrl.pretraining import PretrainConfig
-from agentrl.model import TinyAgent, TinyAgentConfig, count_parameters
-from agentrl.sampler import rollout_stats, sample_tasks
-from agentrl.substrates import DEFAULT, SUBSTRATES, substrate
-from agentrl.task_family import TaskFamily
-from agentrl.tasks import is_valid, make_tasks, one_edit_repairs, random_task
-from agentrl.tokenizer import build_tokenizer
-from agentrl.trainer import sample_batch, train
+from agentrl.learning.base_agent import base_model_config, cache_key, load_base_agent, save_base_agent
+from agentrl.learning.config import TrainConfig
+from agentrl.world.substrates import DEFAULT, PretrainConfig, SUBSTRATES, substrate
+from agentrl.agent.model import TinyAgent, TinyAgentConfig, count_parameters
+from agentrl.agent.sampler import rollout_stats, sample_tasks
+from agentrl.world.task_family import TaskFamily
+from agentrl.world.tasks import is_valid, make_tasks, one_edit_repairs, random_task
+from agentrl.world.tokenizer import build_tokenizer
+from agentrl.learning.trainer import sample_batch, train
 
 TOK = build_tokenizer(make_tasks('all'))
 LONGER = substrate('longer').family

@@ -3,9 +3,9 @@ import random
 import pytest
 
 import agentrl as arl
-from agentrl.lang import ProgramError, edit_kind, parse_line, parse_program, replace_token, run
-from agentrl.calibration import tasks_fixed_by
-from agentrl.tasks import is_valid, passes_all, random_task
+from agentrl.world.lang import ProgramError, edit_kind, parse_line, parse_program, replace_token, run
+from agentrl.chapter.calibration import tasks_fixed_by
+from agentrl.world.tasks import is_valid, passes_all, random_task
 
 
 def test_splits_have_the_chapters_sizes():

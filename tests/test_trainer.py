@@ -4,11 +4,11 @@ import math
 import pytest
 
 import agentrl as arl
-from agentrl.golden import comparable_csv, comparable_run
-from agentrl.cli import main
-from agentrl.config import TrainConfig
-from agentrl.critic_store import load_critic, save_critic
-from agentrl.trainer import adapt_beta
+from agentrl.numerics.golden import comparable_csv, comparable_run
+from agentrl.jobs.cli import main
+from agentrl.learning.config import TrainConfig
+from agentrl.jobs.critic_store import load_critic, save_critic
+from agentrl.learning.trainer import adapt_beta
 
 SHORT = dict(iterations=2, episodes_per_iteration=16, critic_warmup_steps=5, critic_warmup_episodes_per_task=2,
              eval_episodes_per_task=2)

@@ -1,5 +1,5 @@
-"""analysis.verdicts.decide on hand-counted seeds and on synthetic seeds: the exact counts behind every verdict, the
-smallest effect, the chapter's own numbers, and by simulation: noise cannot buy a pass, a claimed effect at 30 seeds
+"""analysis.ledger.verdicts.decide on hand-counted seeds and on synthetic seeds: the exact counts behind every verdict,
+the smallest effect, the chapter's own numbers, and by simulation: noise cannot buy a pass, a claimed effect at 30 seeds
 is found, and no effect is rarely called reproduced (Monte Carlo error stated per test)."""
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from scipy import stats
 from scipy.special import expit, logit
 
-from analysis.claims import load_claims
-from analysis.verdicts import AGAINST, DEFAULTS, SUPPORTED, band, decide, half_width, on_chapter, smallest_effect
+from analysis.ledger.claims import load_claims
+from analysis.ledger.verdicts import AGAINST, SUPPORTED, band, decide, half_width, on_chapter, smallest_effect
+from analysis.stats.inference import DEFAULTS
 
 ALPHA = DEFAULTS['alpha']
 DELTA = math.log(DEFAULTS['about_factor'])  # the 'about' rule's half-width on the log / logit scale

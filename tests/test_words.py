@@ -4,8 +4,8 @@ import re
 
 import pandas as pd
 
-from analysis.verdicts import decide
-from analysis.words import describe, factor, where, why_short
+from analysis.ledger.verdicts import decide
+from analysis.text import describe, factor, where, why_short
 
 NAN = math.nan
 

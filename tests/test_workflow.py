@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
-from agentrl.golden import comparable_csv, comparable_run
+from agentrl.numerics.golden import comparable_csv, comparable_run
 
 from agentrl.numerics import NUMERICS_VERSION
 from workflow.design import AXES, baseline_name, config_schema, expand_design, json_types, load_design
@@ -158,7 +158,8 @@ def test_an_axis_is_added_by_editing_two_files(tmp_path):
     lacking = {name for name in before if not set(seed_plan(design).seeds_at(1)) <= held.get(name, set())}
     assert planned_runs('config/config.yaml') == {*lacking, 'gamma~0.99'}
     assert planned_runs('config/test.yaml') == set(TEST_CELLS)  # it extends the default: gamma at its baseline
-    label = subprocess.run([sys.executable, '-c', 'from analysis.figures import level_name; from analysis.cells import '
+    label = subprocess.run([sys.executable, '-c',
+                            'from analysis.pages.figures import level_name; from analysis.stats.cells import '
                             'axes; from workflow.design import expand_design, load_design; '
                             'cells = {n: c.values for n, c in expand_design(load_design("config/config.yaml")).items()}; '
                             'print(axes(cells, "baseline")["gamma"], level_name("gamma", 0.99))'],
@@ -185,10 +186,10 @@ def test_a_fourth_substrate_is_added_as_the_readme_says(tmp_path):
     plans every job on the new substrate in its own folder, and its agent samples an episode of its tasks: nothing
     else changed."""
     clone = copy_checkout(tmp_path / 'clone')
-    registry = clone / 'agentrl' / 'substrates.py'
+    registry = clone / 'agentrl' / 'world' / 'substrates.py'
     entry = "    Substrate('tiny', 'a test substrate: a narrower, shallower TinyAgent', d_model=16, n_layers=1),\n"
     source = registry.read_text()
-    assert source.count('\n)}\n') == 1, 'agentrl/substrates.py: SUBSTRATES must end with a line ")}"'
+    assert source.count('\n)}\n') == 1, 'agentrl/world/substrates.py: SUBSTRATES must end with a line ")}"'
     registry.write_text(source.replace('\n)}\n', '\n' + entry + ')}\n'))
     design = clone / 'config' / 'substrates' / 'tiny.yaml'
     design.write_text('extends: config/config.yaml\nresults_dir: results/substrates/tiny\nbaseline:\n  substrate: tiny\n')
@@ -198,9 +199,10 @@ def test_a_fourth_substrate_is_added_as_the_readme_says(tmp_path):
                                    stderr=subprocess.STDOUT, text=True, timeout=600))
     commands = re.findall(r'^Shell command: python -m agentrl (.*)$', out, flags=re.M)
     assert commands and all('--substrate tiny' in line and 'results/substrates/tiny/' in line for line in commands)
-    sampled = subprocess.run([sys.executable, '-c', 'import torch; from agentrl.base_agent import base_model_config; '
-                              'from agentrl.model import TinyAgent; from agentrl.sampler import sample_tasks; '
-                              'from agentrl.substrates import substrate; family = substrate("tiny").family; '
+    sampled = subprocess.run([sys.executable, '-c',
+                              'import torch; from agentrl.learning.base_agent import base_model_config; '
+                              'from agentrl.agent.model import TinyAgent; from agentrl.agent.sampler import sample_tasks; '
+                              'from agentrl.world.substrates import substrate; family = substrate("tiny").family; '
                               'tok = family.tokenizer(); torch.manual_seed(0); '
                               'model = TinyAgent(base_model_config(tok, "tiny")); '
                               'trajs = sample_tasks(model, family.tasks("train")[:1], 1, tok, '
@@ -330,8 +332,8 @@ def test_a_target_the_design_lacks_stops_in_one_line_naming_the_close_names(tmp_
 
 
 def test_the_schema_knows_every_trainconfig_field():
-    from agentrl.config import TrainConfig
-    from agentrl.experiments import EXPERIMENTS
+    from agentrl.learning.config import TrainConfig
+    from agentrl.chapter.experiments import EXPERIMENTS
     schema = config_schema()
     trainer = set(schema['$defs']['trainer']['properties'])
     assert trainer | set(AXES) | {'seed'} == set(TrainConfig.__dataclass_fields__)
@@ -368,7 +370,7 @@ CONTEXT = {'norm_const': {'loss_mode': 'seq_mean_token_sum_norm'}, 'loss_mode': 
 
 @pytest.mark.parametrize('name', sorted(set(AXES) | set(config_schema()['$defs']['trainer']['properties'])))
 def test_the_schema_and_trainconfig_agree_on_every_range(name):
-    from agentrl.config import TrainConfig
+    from agentrl.learning.config import TrainConfig
     schema = config_schema()
     fragment = schema['$defs']['axes'].get(name) or schema['$defs']['trainer']['properties'][name]
     for value, allowed in probes(fragment):
@@ -384,9 +386,9 @@ def test_the_schema_and_trainconfig_agree_on_every_range(name):
 
 def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
     """A claim or chapter table naming a trainer cell that the design lacks would only ever be inconclusive."""
-    from analysis.cells import select
-    from analysis.chapter import load_chapter
-    from analysis.claims import expand, load_claims
+    from analysis.stats.cells import select
+    from analysis.ledger.chapter import load_chapter
+    from analysis.ledger.claims import expand, load_claims
     targets = [output for rule, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG) if rule == 'cell_config']
     succeeded(snakemake(tmp_path, '--cores', 1, *targets, config=DEFAULT_CONFIG))
     configs = {Path(target).stem: json.loads((tmp_path / target).read_text()) for target in targets}
@@ -489,7 +491,7 @@ def test_the_report_shows_every_figure_in_a_real_browser(parallel, tmp_path):
         archive.extractall(tmp_path)
     figures = sorted(p.stem for p in (parallel / TEST_RESULTS / 'figures').glob('*.svg'))
     assert {'fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'claims'} <= set(figures)
-    from analysis.claims import load_claims
+    from analysis.ledger.claims import load_claims
     claims = sorted(p.stem for p in (parallel / TEST_RESULTS / 'claims').glob('*.svg'))
     assert claims and set(claims) <= {c['id'] for c in load_claims()['claims']}
     assert sorted(p.stem for p in (tmp_path / 'report' / 'data').rglob('*.svg')) == sorted(figures + claims)

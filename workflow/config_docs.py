@@ -26,7 +26,7 @@ python -m workflow.design stages --configfile FILE     # its stages: seeds at ea
 The file is validated against `workflow/schemas/config.schema.yaml` before any job runs; every mapping rejects a key
 it does not know, and each fault stops the workflow in one line naming the key, the value and what is allowed. An ablation axis is declared once, in `workflow/design.py` (`AXES`), which generates the schema's
 axis sections. A cell is named by the axes where it differs from the baseline (`lam~0.95`, `epochs~8_minibatches~8`);
-its config file holds the TrainConfig fields (`agentrl/config.py`) the design sets, and every other field takes
+its config file holds the TrainConfig fields (`agentrl/learning/config.py`) the design sets, and every other field takes
 TrainConfig's default (the chapter's).
 
 This file is generated from the schema by `python -m workflow.config_docs`; edit the schema, not this file.
@@ -90,7 +90,7 @@ def render() -> str:
         '## Top-level keys\n',
         table(('key', 'what it sets', 'allowed', 'default'), top_level_rows(schema)),
         '## Trainer constants: `trainer.<key>` and `algorithms.<algorithm>.<key>`\n',
-        'Absent, a constant takes TrainConfig\'s default (`agentrl/config.py`). `trainer` requires `iterations` and '
+        'Absent, a constant takes TrainConfig\'s default (`agentrl/learning/config.py`). `trainer` requires `iterations` and '
         '`episodes_per_iteration`: a design states its run length.\n',
         table(('key', 'what it sets', 'allowed'), trainer),
         '## Ablation axes: `baseline.<axis>`, `sweeps.<axis>`, `factorial[].<axis>`\n',

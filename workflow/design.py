@@ -21,8 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from agentrl.algorithms import ALGORITHMS, CRITIC_FIELDS
-from agentrl.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
+from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS
+from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from workflow.faults import json_types, validated
 from workflow.plan import DesignError, seed_plan
 
@@ -73,7 +73,7 @@ AXES: dict[str, Axis] = {axis.field: axis for axis in (
     Axis('kl_penalty', PPO, _optional_number(exclusiveMinimum=0),
          'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
     Axis('substrate', ALGORITHMS, {'enum': list(SUBSTRATES)},
-         'the agent and its tasks (agentrl/substrates.py); records made before the axis ran the default',
+         'the agent and its tasks (agentrl/world/substrates.py); records made before the axis ran the default',
          default=DEFAULT_SUBSTRATE),
 )}
 
@@ -210,8 +210,8 @@ def baseline_name(config: dict) -> str:
 # epochs), REINFORCE two. Measured from substrate 1's published records (their wall_s over episodes x passes, two
 # runs at a time on a 2-core Intel Xeon): a median of 6.4 ms per episode and pass across its 22 cells, 17.5 ms in
 # the slowest run; a job adds about 5 s to start Python, import torch and load the base agent and the critic. The
-# estimate is tripled and rounded up (21 ms per episode and pass). `python -m agentrl.bench --chapter-run` alone on
-# the cores gives about 3 ms.
+# estimate is tripled and rounded up (21 ms per episode and pass). `python -m agentrl.numerics.bench --chapter-run`
+# alone on the cores gives about 3 ms.
 SECONDS_PER_EPISODE_PASS, SECONDS_FIXED = 0.007, 5
 
 

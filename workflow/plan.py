@@ -24,7 +24,7 @@ class DesignError(ValueError):
 
 
 FUTILITY = 0.1  # the default: a claim whose chance of a verdict by the last look is below this stops asking for seeds
-GAMMA = -6.0  # the default Hwang-Shih-DeCani parameter of the looks' error spending (analysis/sequential.py)
+GAMMA = -6.0  # the default Hwang-Shih-DeCani parameter of the looks' error spending (analysis/ledger/sequential.py)
 ALLOCATION = 'decidable'  # the default: a source buys seeds only for open claims that the next look can decide
 
 

@@ -2,12 +2,12 @@
 
 Records are the state. A run of the design (a cell or experiment at a seed) is reused from the records
 (`<results_dir>/records/runs.parquet`) when they hold it for the same cell config, seed
-and numerics version (agentrl/numerics.py; a record without one is UNSTATED_VERSION, 1); a run directory of this working
-copy, where there is one, is read instead; any other run is made by its job. A look (workflow/plan.py) belongs to
-its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides the claims
-(DECISION_MODULES, found from the look's imports) and the numerics version; the basis file's name holds its digest,
-so a new basis is a missing file and every look and the aggregation after it are remade. A look of another basis, or
-one naming a cell or experiment the design does not have, is never read (workflow/plan.py reads them).
+and numerics version (agentrl/numerics/__init__.py; a record without one is UNSTATED_VERSION, 1); a run directory of
+this working copy, where there is one, is read instead; any other run is made by its job. A look (workflow/plan.py)
+belongs to its basis: the design's cells and configs, experiments, seed plan, the claims files, the code that decides
+the claims (DECISION_MODULES, found from the look's imports) and the numerics version; the basis file's name holds its
+digest, so a new basis is a missing file and every look and the aggregation after it are remade. A look of another
+basis, or one naming a cell or experiment the design does not have, is never read (workflow/plan.py reads them).
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
@@ -30,18 +30,35 @@ from workflow.faults import not_in_design
 from workflow.plan import DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
-LOOK_ENTRY = ('load', 'records', 'sequential')  # what a look (python -m analysis stage) reads runs and decides with
+# what a look (python -m analysis stage) reads runs and decides with
+LOOK_ENTRY = ('records.load', 'records.records', 'ledger.sequential')
+
+
+def analysis_file(module: str) -> Path:
+    """An analysis module's source file: 'ledger.claims' -> analysis/ledger/claims.py, 'ledger' -> its __init__.py."""
+    path = ANALYSIS.joinpath(*module.split('.'))
+    return path / '__init__.py' if path.is_dir() else path.with_suffix('.py')
 
 
 def analysis_imports(module: str) -> set[str]:
-    """The analysis modules one analysis module imports itself (`from .x import`, `from . import x`), from its
-    source: the workflow never imports analysis."""
-    tree = ast.parse((ANALYSIS / f'{module}.py').read_text())
+    """The analysis modules one analysis module imports itself (`from .x import`, `from ..x.y import`, `from . import
+    x`, `from analysis.x import`), from its source, with the packages loaded on the way (dotted names below analysis):
+    the workflow never imports analysis."""
+    path = analysis_file(module)
+    package = module.split('.') if path.name == '__init__.py' else module.split('.')[:-1]
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found |= {node.module.split('.')[0]} if node.module else {alias.name for alias in node.names}
-    return {name for name in found if (ANALYSIS / f'{name}.py').is_file()}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level and node.level <= len(package) + 1:
+            base = package[:len(package) - node.level + 1] + (node.module.split('.') if node.module else [])
+        elif not node.level and node.module and node.module.split('.')[0] == 'analysis':
+            base = node.module.split('.')[1:]
+        else:
+            continue
+        for parts in (base, *(base + [alias.name] for alias in node.names)):
+            found |= {'.'.join(parts[:i]) for i in range(1, len(parts) + 1)}
+    return {name for name in found if analysis_file(name).is_file()}
 
 
 def decision_modules(entry: Iterable[str] = LOOK_ENTRY) -> tuple[str, ...]:
@@ -56,8 +73,8 @@ def decision_modules(entry: Iterable[str] = LOOK_ENTRY) -> tuple[str, ...]:
 
 
 DECISION_MODULES = decision_modules()
-CLAIMS_FILES = tuple(ANALYSIS / name for name in ('claims.yaml', 'chapter_values.yaml',
-                                                  *(f'{m}.py' for m in DECISION_MODULES)))
+CLAIMS_FILES = tuple(ANALYSIS / name for name in ('ledger/claims.yaml', 'ledger/chapter_values.yaml',
+                                                  *(analysis_file(m).relative_to(ANALYSIS) for m in DECISION_MODULES)))
 MISSING = object()  # a config field a record lacks: equal to no value
 
 
@@ -172,6 +189,13 @@ def sources_option(files: list[str], records: Path | str, reused: dict[str, list
     return option
 
 
+def claims_key(path: Path | str) -> str:
+    """A claims file's key in the basis: its path below analysis/ (ledger/claims.yaml, records/load.py), unique; a file
+    elsewhere by its name."""
+    path = Path(path).resolve()
+    return path.relative_to(ANALYSIS).as_posix() if path.is_relative_to(ANALYSIS) else path.name
+
+
 def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FILES) -> dict:
     """What a look of a (validated) design depends on besides its runs' numbers: the cells' configs, the experiments,
     the seed plan, the claims files and the code that decides them (their SHA-256) and the numerics version."""
@@ -181,7 +205,7 @@ def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FIL
                 seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step, futility=plan.futility,
                            gamma=plan.gamma),
                 numerics_version=numerics,
-                claims={Path(f).name: hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
+                claims={claims_key(f): hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
 
 
 def basis_file(results_dir: str, value: dict) -> str:

@@ -1,4 +1,4 @@
-# The chapter's experiments outside the trainer (agentrl.experiments): one job per (experiment, seed).
+# The chapter's experiments outside the trainer (agentrl.chapter.experiments): one job per (experiment, seed).
 
 
 rule experiment:

@@ -1,5 +1,5 @@
 # PPO's critic, warmed once per seed and shared by every PPO cell of that seed, as the base agent is
-# shared by all: the warm-up (agentrl.trainer.warm_critic) reads only the base agent, the seed and the
+# shared by all: the warm-up (agentrl.learning.trainer.warm_critic) reads only the base agent, the seed and the
 # critic's constants. REINFORCE has no critic; its runs do not wait for one.
 
 

@@ -1,6 +1,6 @@
 # A sequential design (seeds: {initial, step, max}) runs in stages. Stage 1 runs every cell and experiment at
 # seeds 0 to initial - 1; after each stage, the checkpoint `stage` looks at the claims (python -m analysis stage:
-# group-sequential cut-offs, analysis/sequential.py) and names the cells and experiments that feed a claim still
+# group-sequential cut-offs, analysis/ledger/sequential.py) and names the cells and experiments that feed a claim still
 # undecided; the next stage gives those `step` more seeds. The loop ends when every claim is decided or at `max`.
 # A fixed design (a list of seeds) is one stage and has no checkpoint.
 #

@@ -1,0 +1,448 @@
+"""The claims ledger: every quantitative claim of the chapter (claims.yaml) decided on our seeds.
+
+Each claim's per-seed inputs are resolved from the runs (chapter.resolve) and decided by verdicts.decide; the
+p-values of all statistical claims, for and against, are corrected together (Benjamini-Hochberg), so a verdict is
+given when its p <= the ledger's BH cut-off. Findings (exercise questions, models the chapter offers) get their
+numbers and no verdict. Deterministic checks (kind 'check') are listed apart and pass or fail.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from ..stats.inference import DEFAULTS, bh, bh_threshold
+from ..stats.metrics import diverged_seeds
+from ..text import describe, number, to_markdown, why_short
+from .chapter import LOADER, Context, Selected, load_chapter, resolve
+from .verdicts import CHECKS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide, validate
+
+CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
+FINDING = 'finding'
+COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
+           'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale',
+           'registered', 'rules', 'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile',
+           'sensitivity', 'note']
+INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
+NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
+DIRECTION_SUFFIX = '-direction'
+DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
+
+
+def expand(inputs: list[dict]) -> list[dict]:
+    """Input specs with 'rows' or 'metrics' lists unrolled into one spec per row (outer) and metric."""
+    out = []
+    for spec in inputs:
+        base = {k: v for k, v in spec.items() if k not in ('rows', 'metrics')}
+        for row in spec.get('rows', [base.get('row', '')]):
+            out += [dict(base, row=row, metric=metric) for metric in spec.get('metrics', [base.get('metric')])]
+    return out
+
+
+def printed_value(spec: dict, chapter: dict) -> str | None:
+    """The chapter's printed value of a figure spec ({table, row, metric}), if it printed one; of a difference
+    (`minus`, `abs`), the difference of its printed values, to the digits of the finer."""
+    if 'value' in spec:
+        return str(spec['value'])
+    if 'table' not in spec:
+        return None
+    if 'minus' in spec:
+        head = {k: v for k, v in spec.items() if k not in ('minus', 'abs')}
+        both = [printed_value(head, chapter), printed_value({**head, **spec['minus']}, chapter)]
+        if None in both:
+            return None
+        difference = Decimal(both[0]) - Decimal(both[1])
+        return str(abs(difference) if spec.get('abs') else difference)
+    return chapter['tables'].get(spec['table'], {}).get('values', {}).get(str(spec.get('row', '')), {}).get(
+        spec['metric'])
+
+
+def chapter_constant(name: str, path: Path | str = CLAIMS_FILE):
+    """A constant of the chapter the claims file states once and its claims reference (kl_target)."""
+    return yaml.load(Path(path).read_text(), Loader=LOADER)[name]
+
+
+def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> dict:
+    """The claims file with every claim complete: the file's rule constants (alpha, min_seeds, about_factor, ...)
+    and registration date copied in, inputs unrolled (rows / metrics lists), and each input's chapter value where
+    the chapter printed one. Each entry is what verdicts.decide reads."""
+    raw = yaml.load(Path(path).read_text(), Loader=LOADER)
+    chapter = chapter or load_chapter()
+    rules = {k: raw.get(k, v) for k, v in DEFAULTS.items()}
+    claims = []
+    for claim in raw['claims']:
+        inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
+                  for spec in expand(claim['inputs'])]
+        claims.append({**rules, 'registered': raw.get('registered', ''), 'rules': rules_changed(raw), **claim,
+                       'inputs': inputs})
+        claims += [direction] if (direction := direction_claim(claims[-1])) else []
+    claims = one_per_finding(claims)
+    ids = [c['id'] for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
+    awaiting = [c for c in claims if c.get('awaiting')]
+    for claim in awaiting:  # their encodings are checked now, long before a look reads them
+        validate(claim, [pd.Series(dtype=float) for _ in claim['inputs']])
+    return dict(raw, claims=[c for c in claims if not c.get('awaiting')], awaiting=awaiting)
+
+
+def input_key(spec: dict) -> str:
+    """An input as its figure, without the chapter's printed value: equal for the same figure."""
+    return repr(sorted((k, repr(v)) for k, v in spec.items() if k != 'value'))
+
+
+def comparisons(claim: dict) -> set[tuple]:
+    """The (larger, smaller) input pairs a directional claim of two or more inputs states, each with what decides how
+    it is tested (scale, pairing, share of seeds); a monotone claim states every ordered pair of its chain, the
+    pairs beyond its consecutive steps by implication. Empty for an about-claim, a check or a threshold (`than`)."""
+    if claim['kind'] == 'about' or claim['kind'] == 'check' or 'than' in claim or len(claim['inputs']) < 2:
+        return set()
+    keys = [input_key(spec) for spec in claim['inputs']]
+    if claim['kind'] in ('greater', 'less'):
+        keys = keys[:2]
+    elif DIRECTION[claim['kind']] == 'greater':
+        keys = keys[::-1]  # increasing: each later input is the larger
+    else:
+        keys = list(keys)
+    how = (claim.get('scale', 'raw'), bool(claim.get('paired')), bool(claim.get('with_high_probability')))
+    larger_first = DIRECTION[claim['kind']] == 'greater' if claim['kind'] in ('greater', 'less') else True
+    pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+    return {(a, b, *how) if larger_first else (b, a, *how) for a, b in pairs}
+
+
+def one_per_finding(claims: list[dict]) -> list[dict]:
+    """One claim per finding: a size claim's derived direction (direction_claim) that another claim already states,
+    with the same inputs and the same test or by implication (a monotone claim's chain), is not a claim of its own;
+    the size claim names that claim instead (`direction`)."""
+    stated = {pair: c['id'] for c in claims if not c.get('direction_of') for pair in comparisons(c)}
+    out, dropped = [], {}
+    for claim in claims:
+        if claim.get('direction_of') and (same := next((stated[p] for p in comparisons(claim) if p in stated), None)):
+            dropped[claim['direction_of']] = same
+        else:
+            out.append(claim)
+    return [dict(c, direction=dropped[c['id']]) if c['id'] in dropped else c for c in out]
+
+
+def rules_changed(raw: dict) -> str:
+    """When the rules every claim is decided by last changed (the claims file's `rules` history; '' without one)."""
+    return str(raw['rules'][-1]['date']) if raw.get('rules') else ''
+
+
+def direction_claim(claim: dict) -> dict | None:
+    """The direction a size claim states, judged apart from its size: an about-claim of a ratio or difference of
+    two inputs at X away from the null (1 or 0) also says which input is larger. That direction is a claim of its
+    own (id + DIRECTION_SUFFIX, `direction_of` the size claim's id): 'greater' or 'less' on the same paired inputs
+    (the log scale for a ratio claim on it, else raw), smallest effect 0, so that it fails only when the inputs
+    are confidently the other way round. None for any other claim."""
+    null = NULL.get(claim.get('of'))
+    if claim['kind'] != 'about' or null is None or len(claim['inputs']) != 2 or float(claim['about']) == null:
+        return None
+    larger = float(claim['about']) > null
+    kept = {k: v for k, v in claim.items() if k not in ('about', 'of', 'margin', 'noise', 'effect', 'rationale')}
+    return {**kept, 'id': claim['id'] + DIRECTION_SUFFIX, 'direction_of': claim['id'],
+            'kind': 'greater' if larger else 'less', 'paired': True, 'effect': 0.0,
+            'scale': 'log' if claim['of'] == 'ratio' and claim.get('scale') == 'log' else 'raw',
+            'claim': f"{claim['claim']} (Its direction: the first input {'above' if larger else 'below'} the "
+                     'second.)',
+            'rationale': f"the direction of {claim['id']}, judged apart from its size",
+            'registered': DIRECTION_REGISTERED}
+
+
+def part(claim: dict) -> str:
+    """What a claim's verdict judges: 'size' (an about-claim: its band) or 'direction' ('' for a check)."""
+    return '' if claim['kind'] == 'check' else 'size' if claim['kind'] == 'about' else 'direction'
+
+
+def group(claim: dict) -> str:
+    """'check' (deterministic), 'finding' (an exercise question or a model the chapter offers: numbers, no
+    verdict), 'calibration' (a figure the substrate was tuned to: not evidence), 'literature' (a claim the chapter
+    cites from elsewhere) or 'chapter'."""
+    if claim['kind'] == 'check':
+        return 'check'
+    if claim.get('finding'):
+        return FINDING
+    if claim.get('calibration'):
+        return 'calibration'
+    return 'literature' if str(claim['source']).startswith('literature') else 'chapter'
+
+
+def samples(claim: dict, ctx: Context) -> list[Selected]:
+    """The claim's inputs resolved on ctx, in order; `abs: true` takes absolute values seed by seed."""
+    out = []
+    for spec in claim['inputs']:
+        found = resolve({k: v for k, v in spec.items() if k != 'abs'}, ctx)
+        if spec.get('abs'):
+            found = Selected(f'|{found.label}|', found.values.abs(), found.group, found.chapter, found.exact,
+                             found.note)
+        out.append(found)
+    return out
+
+
+def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float] | None = None,
+             diverged: dict[str, list[int]] | None = None, **options) -> dict:
+    """One claim and its resolved inputs -> its ledger row, its numbers in words."""
+    diverged = diverged or {}
+    seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
+    said = claim['claim'] + (f" (Its direction: claim {claim['direction']}.)" if claim.get('direction') else '')
+    row = dict(id=claim['id'], part=part(claim), group=group(claim), claim=said, source=claim['source'],
+               kind=claim['kind'], scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),
+               paired='' if len(found) < 2 else 'yes' if claim.get('paired') else 'no',
+               inputs='; '.join(f.label for f in found), rationale=claim.get('rationale', ''),
+               registered=str(claim.get('registered', '')), rules=str(claim.get('rules', '')),
+               revised=str(claim.get('revised', '')),
+               diverged=len(seeds))
+    missing = [f.note for f in found if f.note]
+    if missing:
+        return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
+                    note='; '.join(dict.fromkeys(missing)))
+    out = dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
+    if claim['kind'] != 'check' and out['verdict'] != UNTESTED:
+        out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).median() for f in found])
+    if out['verdict'] == 'short of the claim':
+        out['numbers'] += '; ' + why_short(claim, out, claim.get('high_probability', DEFAULTS['high_probability']))
+    if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
+        out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
+    return out
+
+
+def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
+           min_seeds: int | None = None, horizon: tuple[int, float] | None = None,
+           decided: int = 0, stopped: int = 0) -> pd.DataFrame:
+    """Every claim of the claims file decided on ctx, in file order; the p-values for and against every claim with
+    a verdict corrected together by BH at alpha (attrs['cutoff']). A sequential design's earlier looks stay in the
+    family: each of the `decided` claims as one p of 0 (its verdict) and one of 1, each of the `stopped` (futile)
+    claims as two of 1, so the family is always every claim. horizon: (seeds, level) of the design's last look, for
+    each open claim's chance of a verdict by then."""
+    claims = claims or load_claims(chapter=ctx.chapter)
+    overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
+    entries = [dict(c, **overrides) for c in claims['claims']]
+    found = [samples(c, ctx) for c in entries]
+    diverged = diverged_seeds(ctx.values)
+    alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
+    first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
+    judged = [r for r in first if r['group'] not in ('check', FINDING)]
+    earlier = [0.0] * decided + [1.0] * (decided + 2 * stopped)
+    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + earlier, alpha)
+    rows = [evaluate(c, f, (cutoff, cutoff), diverged, horizon=horizon) for c, f in zip(entries, found)]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    tested = ~frame['group'].isin(['check', FINDING])
+    q = bh(pd.concat([frame.loc[tested, 'p'], frame.loc[tested, 'p_against']]))
+    frame.loc[tested, 'q'], frame.loc[tested, 'q_against'] = q[:tested.sum()], q[tested.sum():]
+    frame.attrs['cutoff'] = cutoff
+    return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
+
+
+def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int] | None = None) -> pd.DataFrame:
+    """The per-seed values each claim was decided on: id, input (its index in the claim's inputs), seed, value;
+    seeds: claim id -> the first seeds of each input its look read (a sequential ledger's `n`; absent: all)."""
+    claims = claims or load_claims(chapter=ctx.chapter)
+    seeds = seeds or {}
+    rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
+            for c in claims['claims'] for i, f in enumerate(samples(c, ctx)) if not f.note
+            for seed, value in f.values.iloc[:seeds.get(c['id'])].items()]
+    return pd.DataFrame(rows, columns=INPUT_COLUMNS)
+
+
+# --- the ledger for readers -----------------------------------------------------------------------------------
+
+PROMISE = """\
+**The promise.** Over all {claims} claims with a verdict (the chapter's, the literature's and the calibration
+targets) and all the looks of the design, the expected share of false verdicts among the verdicts given
+(every verdict but inconclusive) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
+looks and by exact tests valid whatever the seeds' distribution, and checked by simulation (`python -m
+analysis.ledger.simulation`). Findings and deterministic checks are outside it.
+"""
+
+RULES = """\
+**Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs)
+on the claim's scale. Each test counts the seeds on one side of a value (an exact binomial test: no assumption
+about the seeds' distribution, so skewed and heavy-tailed metrics keep the stated level at any number of seeds;
+two unpaired inputs: Mann-Whitney, exact where no two values tie). Every claim's p for it and p against it are
+corrected together by Benjamini-Hochberg at {alpha}: a claim is decided for the claim when its p is at most the
+cut-off (q <= {alpha}), against it when the p against it is and it is not decided for it, and **inconclusive**
+otherwise, with the chance of a verdict by the design's last look at the observed share of seeds (`chance`) and the
+seeds a fixed design would need at that share (n_80, with the seeds at the ends of its 95% interval in
+`power_note`). A claim whose inputs have no runs is **untested**, with the reason. One word for one situation:
+
+| part | decided for the claim | decided against it | neither |
+|---|---|---|---|
+| direction | **reproduced**: the chapter's direction with at least its smallest effect (and in more than {high} of the seeds where it says "with high probability") | **reversed**: confidently the other way (a step's 95% interval wholly past no effect; two unpaired inputs: the rank-sum test the other way at 2.5%); **short of the claim**: confidently smaller than the smallest effect, or in fewer of the seeds than the claim's share, while not reversed | **inconclusive** |
+| size | **inside** the chapter's band | **outside** it | **inconclusive** |
+
+**Directions and the smallest effect.** A direction is supported when the median difference is above 0 (each step
+of a monotone claim); it is decided against when some step's median is confidently below its smallest effect of
+interest, fixed before looking at our numbers: `effect` where the chapter's wording gives one; else half of the
+chapter's own printed effect (the chapter's story needs at least that much); else a factor of {factor} on the log
+and logit scales; else (raw, nothing printed) 0, the opposite direction. "With high probability" means that more
+than {high} of the seeds go the claimed way (against it: confidently fewer).
+
+**One claim per finding.** Two parts with the same inputs and the same test are one claim, and so is a part that
+another claim implies (a monotone claim's first and last steps): a size claim whose direction another claim states
+names it in `claim` and has no `-direction` row of its own.
+
+**What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** On the claim's scale (log
+for ratios, KL, ratio extremes and counts; logit for rates; raw for differences) "about X" means within a factor of
+{factor} of X: the band is X ± log({factor}) on the log or logit scale (on the raw scale X ± log({factor}) |X|).
+"Within noise" means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and
+episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is reproduced
+when the median is confidently inside the band (more seeds above its low edge and more below its high edge than
+chance allows) and outside when it is confidently outside. The chapter's own printed values, read as one
+seed, satisfy every claim they bear on (a test checks it).
+
+**Findings.** Exercise questions and models the chapter offers without measuring them are reported with their
+median and interval and no verdict, counted apart.
+
+**Registration.** Each claim records when its encoding (everything but its wording) last changed (`registered`) and
+when the rules that decide it last changed (`rules`; the history is below). A claim whose encoding changed after a
+published ledger gave it a verdict is marked (`revised`) and counted apart from the headline counts.
+
+**Pairing.** Inputs from runs of one seed (one experiment, or trainer cells: they share the warm critic, the first
+batch and the evaluation seed) are paired by seed. A diverged run counts as a failure (pass rate 0) and is counted
+in the `diverged` column.
+
+**Sensitivity.** Each verdict is re-evaluated with its band halved and doubled and with its transform switched (log
+or logit against raw); a verdict that changes under any of them is marked fragile.
+"""
+
+VIEW = ['id', 'verdict', 'part', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged',
+        'p', 'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'rules', 'revised', 'source', 'note']
+CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
+
+
+def counts(frame: pd.DataFrame, verdicts=VERDICTS + (UNTESTED,)) -> str:
+    """'12 reproduced, 3 short of the claim, ...' for the rows of frame."""
+    found = frame['verdict'].value_counts()
+    return ', '.join(f'{int(found.get(v, 0))} {v}' for v in verdicts)
+
+
+def count_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The verdict counts by kind of claim, direction and size apart: the chapter's claims (all; the headline; those
+    encoded again after a published verdict, counted apart), the calibration targets' and the literature's. count:
+    the claims (a size claim's derived direction is not a claim of its own); `direction: ...` the verdicts on
+    directions (every directional claim and the direction of each size claim that states one); `size: ...` the
+    verdicts on sizes (about-claims: inside or outside the chapter's band)."""
+    chapter = frame[frame['group'] == 'chapter']
+    revised = chapter['revised'].fillna('').ne('')
+    parts = [("the chapter's, all", chapter),
+             ('the headline: encoded before their verdict', chapter[~revised]),
+             ('encoded again after a published verdict (counted apart)', chapter[revised]),
+             ('calibration targets (the substrate was tuned to them: not evidence)',
+              frame[frame['group'] == 'calibration']),
+             ('cited by the chapter from the literature', frame[frame['group'] == 'literature'])]
+    rows = []
+    for label, rows_of in parts:
+        direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
+        futile = rows_of['futile'].astype(str).str.lower().eq('true') if 'futile' in rows_of else False
+        rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()),
+                     **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in DIRECTION_VERDICTS},
+                     **{f'size: {v}': int((size['verdict'] == v).sum()) for v in SIZE_VERDICTS},
+                     'of the inconclusive, futile': int((futile & (rows_of['verdict'] == 'inconclusive')).sum()),
+                     'untested': int((rows_of['verdict'] == UNTESTED).sum()),
+                     'fragile': int(rows_of['fragile'].str.startswith('fragile').sum())})
+    return pd.DataFrame(rows)
+
+
+def headline(frame: pd.DataFrame) -> str:
+    """The chapter's claims' counts in one sentence, from count_table's first row (a figure's title says the same as
+    the table): "The chapter's 78 claims: 61 directions, 50 reproduced, ...; 27 sizes, 7 inside, ..."."""
+    row = count_table(frame).iloc[0]
+    parts = {part: {v: int(row[f'{part}: {v}']) for v in words}
+             for part, words in (('direction', DIRECTION_VERDICTS), ('size', SIZE_VERDICTS))}
+    said = [f'{sum(found.values())} {part}s, ' + ', '.join(f'{n} {v}' for v, n in found.items())
+            for part, found in parts.items()]
+    return f"The chapter's {int(row['count'])} claims: " + '; '.join(said)
+
+
+def derived(frame: pd.DataFrame) -> pd.Series:
+    """Which ledger rows are the derived direction of a size claim (direction_claim)."""
+    return frame['id'].str.endswith(DIRECTION_SUFFIX)
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """The verdict counts (count_table) and a paragraph on how they add up, the findings and the checks."""
+    table = count_table(frame)
+    every, headline, again = table['count'][:3]
+    checks = frame[frame['group'] == 'check']
+    return (to_markdown(table) + f"\nThe chapter's {every} claims are the {headline} of the headline and the {again} "
+            'whose encoding changed after a published ledger had judged them (counted apart, so that no encoding '
+            'revised after its verdict adds to the headline). Direction and size apart: a claim that compares '
+            'gets a direction verdict (reproduced, reversed, short of the claim, inconclusive); a claim that states a '
+            'size ("about X") a size verdict (inside or outside the chapter\'s band, inconclusive), and where X says '
+            'which of two inputs is larger, a direction verdict as well (its `-direction` row, unless another claim '
+            'states that direction). Fragile: the verdict changes with the band halved or '
+            f"doubled, or with the transform switched. {int((frame['group'] == FINDING).sum())} findings (exercise "
+            f"questions and models: numbers, no verdict). {len(checks)} deterministic checks: "
+            f"{counts(checks, CHECKS + (UNTESTED,))}.")
+
+
+def looks_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per look of the ledger: stage, seeds, level, BH cut-off, claims looked at, decided, futile."""
+    return pd.DataFrame(frame.attrs.get('looks', [])).rename(columns={
+        'level': 'level of the look', 'cutoff': 'BH cut-off', 'looked_at': 'claims looked at'})
+
+
+LOOKS = """\
+**Seeds in stages.** The claims are looked at after each stage of seeds, and a claim stops at the first look that
+decides it (column `decided`: the stage and its seeds), or when its chance of a verdict by the last look, at its
+observed share of seeds, falls under a tenth (futile: it stops asking for seeds and stays inconclusive), or at the
+design's last look. The looks at {fractions} of the {max_seeds} seeds a design can reach spend {alpha} by
+{spending} error spending: each look's level, below, takes the place of {alpha} in the rules above, and the levels
+sum to {alpha}. Within a look, the claims still open are corrected together by Benjamini-Hochberg at that level (q
+is that look's). A fixed design is one look at all its seeds, at {alpha}.
+"""
+
+
+def looks_section(frame: pd.DataFrame) -> list[str]:
+    """The sequential design's paragraph and one row per look: seeds, level, cut-off, claims looked at, decided,
+    futile."""
+    looks = frame.attrs.get('looks', [])
+    if not looks:
+        return []
+    fractions = ', '.join(f"{look['seeds']}/{frame.attrs['max_seeds']}" for look in looks)
+    text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
+                        alpha=number(frame.attrs['alpha']))
+    return [text, to_markdown(looks_table(frame)), '']
+
+
+AWAITING = """\
+Registered before any of their runs, with their margins, and judged by the rules above once the designs hold the
+cells they read (`awaiting` says which): until then they are in no look and no count.
+"""
+
+
+def awaiting_section(awaiting: list[dict]) -> list[str]:
+    """claims.md's list of the claims registered ahead of their runs: their wording, test and margin."""
+    if not awaiting:
+        return []
+    rows = pd.DataFrame([dict(id=c['id'], claim=c['claim'], source=c['source'], part=part(c), kind=c['kind'],
+                              scale=c.get('scale', 'raw'), than=c.get('than', ''), inputs='; '.join(
+                                  f"{c_input.get('cell', c_input.get('table'))} {c_input['metric']}"
+                                  for c_input in c['inputs']), rationale=c.get('rationale', ''),
+                              registered=c['registered'], awaiting=c['awaiting']) for c in awaiting])
+    return ['## Registered, awaiting their runs', '', AWAITING, to_markdown(rows)]
+
+
+def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
+    """results/claims.md: the promise, the counts, the rules, the claims (chapter, literature, calibration), the
+    findings and the deterministic checks."""
+    claims = claims or load_claims()
+    alpha = number(claims.get('alpha', DEFAULTS['alpha']))
+    judged = int((~frame['group'].isin(['check', FINDING])).sum())
+    rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
+                         z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
+                         high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
+    history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
+    lines = ['# Claims ledger', '', PROMISE.format(claims=judged, alpha=alpha), summary(frame), '', rules,
+             '**When the rules changed** (newest last):', '', history, '', *looks_section(frame)]
+    for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
+                        ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
+                        ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
+        lines += [f'## {title}', '', to_markdown(frame[frame['group'] == name][VIEW])]
+    lines += awaiting_section(claims.get('awaiting', []))
+    lines += ['## Deterministic checks', '', 'Exact figures (the clipped loss, the dual clip, the old_logp bug): '
+              'pass when every seed gives the printed value within its rounding.', '',
+              to_markdown(frame[frame['group'] == 'check'][CHECK_VIEW])]
+    return '\n'.join(lines)

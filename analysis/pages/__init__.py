@@ -1,0 +1,1 @@
+"""What readers see: the results pages, the figures, the ledger figure, the across-substrates page."""
