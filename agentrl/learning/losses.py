@@ -68,7 +68,7 @@ def policy_gradient_step(model, optimizer, batch, advantages, mode="token_mean",
 # every vendor's CPU. Its square root is ATen's vector sqrt (exact, IEEE). PyTorch's default single-tensor Adam takes
 # the square root through MKL's vector math (VML), whose float sqrt starts from the approximate rsqrtps and is off by
 # one ulp for about a sixth of inputs, a different sixth on Intel than on AMD: under numerics version 3 the base agent's
-# pretraining used it, and that alone made Intel's runs differ from AMD's (results/measurements.md, "The cause").
+# pretraining used it, and that alone made Intel's runs differ from AMD's (CHANGELOG.md, numerics version 4).
 def adam(parameters, lr: float) -> torch.optim.Adam:
     """Adam (default betas and eps) fused over parameters, at learning rate lr."""
     return torch.optim.Adam(parameters, lr=lr, fused=True)

@@ -25,7 +25,7 @@ numbers, an Intel CPU (family 6, model 167) others. The cause, found by breaking
 vendor decides (rcpps, rsqrtps and their kin, x87 transcendentals) in every library a run loads: the pretraining's
 single-tensor Adam took its square root through MKL's vector math, whose float sqrt refines rsqrtps and ends an ulp
 off on a vendor-dependent sixth of inputs. Under version 4 no such instruction executes in a run
-(results/measurements.md, "The cause"), so the guarantee is every vendor's CPUs; measured: an Intel Xeon (family 6,
+(results/measurements.md, "The audit"), so the guarantee is every vendor's CPUs; measured: an Intel Xeon (family 6,
 model 167) and an AMD EPYC (family 25, model 17) give the golden run the same digest.
 
 Pure Python: imports neither torch nor pandas, so the workflow and the analysis can read it cheaply.

@@ -72,7 +72,7 @@ SUBSTRATES = {s.name: s for s in (
     # d_model 32: Adam's first steps move every weight by about the learning rate, so fewer, narrower weights move
     # the policy less per step; after one REINFORCE step at the chapter's lr 2e-3 ESS/N was 0.45 at d_model 64
     # (107k parameters, an earlier task set, ten seeds), 0.56 at 48 and 0.61 at 32 (this task set); the chapter's
-    # is 0.78 (results/measurements.md, "What the substrate measures")
+    # is 0.78 (results/measurements.md, "Each substrate against the chapter")
     Substrate(DEFAULT, "the chapter's TinyAgent on BugFix, as calibrated here", d_model=32, n_layers=2),
     Substrate('larger', 'a deeper and wider TinyAgent on the same BugFix tasks', d_model=64, n_layers=4,
               run_cost=1.5),

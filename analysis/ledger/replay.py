@@ -22,7 +22,7 @@ from .chapter import Context
 from .claims import load_claims
 from .sequential import decidable, next_stage, sequential_ledger
 
-# Measured on the published design (results/measurements.md, issues 21 and 27): a job's time outside its run, one
+# Measured on the published design (results/measurements.md, its conventions): a job's time outside its run, one
 # warmed critic per seed of the PPO cells, one look.
 JOB_FIXED_S, CRITIC_S, LOOK_S = 2.6, 5.5, 18.4
 

@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--ledgers', type=int, default=400, help='simulated ledgers of 100 claims per scenario')
     parser.add_argument('--records', default='results/records', help='published records (own values, futility)')
     parser.add_argument('--job-seconds', type=float, default=34.0,
-                        help='seconds of one run job (README: stage 1, 9,600 job-seconds for 280 runs)')
+                        help='seconds of one run job (a first stage of 280 runs took 9,600 job-seconds)')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--designs', action='store_true',
                         help='only the registered criterion\'s table over DESIGNS (synthetic ledgers, no records)')
