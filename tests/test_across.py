@@ -10,8 +10,8 @@ import pytest
 from agentrl.files import with_manifest, write_folder
 from analysis.pages import substrates
 from analysis.records.records import parquet_bytes
-from analysis.pages.substrates import (Judged, across, answer, class_counts, effects, figure, made, main, outcome,
-                                       read_substrates)
+from analysis.pages.substrates import (ANSWER_END, ANSWER_START, Judged, across, answer, class_counts, effects,
+                                       figure, made, main, outcome, read_substrates)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,14 +89,14 @@ def test_each_verdict_word_lands_in_its_outcome_and_futile_claims_say_so():
 def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
     lines = answer(across(judged()), list(VERDICTS))
     assert lines[0].startswith("Of the chapter's 3 statements of a direction") and '**2 hold on all 3 substrates**' in \
-        lines[0] and '**1 fail on every substrate**' in lines[0]
-    assert lines[2] == ('- [c](../claims/c.svg): "claim c" (reversed on tinyagent and longer, short of the claim on '
+        lines[0] and '**1 fails on every substrate**' in lines[0]
+    assert lines[2] == ('- [c](../claims/c.svg): "claim c" (reversed on tinyagent and longer; short of the claim on '
                         'larger)')
     sizes = next(line for line in lines if line.startswith('Of its '))
     assert 'Of its 1 printed sizes' in sizes and '1 reproduce on tinyagent' in sizes and '1 fail on another' in sizes \
         and 'The other 0 do not reproduce even on tinyagent' in sizes
     advice = next(line for line in lines if line.startswith("Of the field's advice"))
-    assert '(1 claims, from Andrychowicz et al. 2021), 0 hold on all 3 substrates, 0 fail on every one and 1 are' in advice
+    assert '(Andrychowicz et al. 2021 on value clipping, 1 claims), 0 hold on all 3 substrates, 0 fail' in advice
     assert lines[-1] == 'Every claim on every substrate, with its wording: [across/substrates.md](../across/substrates.md).'
 
 
@@ -148,7 +148,11 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
     records(tmp_path / 'longer', 74, None, version=3)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
+    (tmp_path / 'README.md').write_text(f'# Results\n\n{ANSWER_START}\nstale\n{ANSWER_END}\n\n## More\n')
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
+    readme = (tmp_path / 'README.md').read_text()  # its answer block rewritten, links from its folder
+    assert 'stale' not in readme and "Of the chapter's 3 statements" in readme and readme.endswith('\n\n## More\n')
+    assert '[across/substrates.md](./across/substrates.md)' in readme  # its results folder is its own
     table = pd.read_csv(tmp_path / 'out' / 'substrates.csv', keep_default_na=False)
     assert list(table['id']) == ['a', 'b', 'c', 'd', 'f'] and list(table['size class']) == ['', 'open', '', '', '']
     assert list(table['direction: larger']) == ['untested'] * 4 + ['']

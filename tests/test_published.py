@@ -24,7 +24,8 @@ from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis.ledger.claims import count_table, headline
+from analysis.ledger.claims import count_table, headline, load_claims
+from analysis.ledger.verdicts import DECIDED, decide
 from analysis.records.records import load_records, run_table
 from analysis.pages.substrates import ANSWER_START, across, published_answer, read_substrates
 from analysis.text import to_markdown
@@ -372,3 +373,33 @@ def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers
     judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
     published = pd.read_csv(REPO / 'results' / 'across' / 'substrates.csv', keep_default_na=False)
     pd.testing.assert_frame_equal(published, across(judged).fillna(''), check_dtype=False)
+
+
+@pytest.mark.parametrize('design', SUBSTRATE_DESIGNS, ids=lambda path: path.stem)
+def test_every_published_verdict_is_decided_again_from_its_claim_inputs(design):
+    """An independent reader's check: each decided claim of a published ledger, decided again from the per-seed values
+    it was decided on (tables/claim_inputs.csv) at its look's cut-off (tables/looks.csv), gets the same verdict and
+    p-values."""
+    results = REPO / load_design(design)['results_dir']
+    ledger = pd.read_csv(results / 'tables' / 'claims.csv', keep_default_na=False)
+    inputs = pd.read_csv(results / 'tables' / 'claim_inputs.csv')
+    cutoffs = pd.read_csv(results / 'tables' / 'looks.csv').set_index('stage')['BH cut-off']
+    claims = {c['id']: c for c in load_claims()['claims']}
+    decided = ledger[ledger['verdict'].isin(DECIDED)]
+    assert len(decided) >= 50
+    for row in decided.itertuples():
+        mine = inputs[inputs['id'] == row.id]
+        samples = [mine[mine['input'] == i].set_index('seed')['value'] for i in range(len(claims[row.id]['inputs']))]
+        cutoff = float(cutoffs[int(row.stage)])
+        again = decide(claims[row.id], samples, (cutoff, cutoff), sensitivity=False, power=False)
+        assert (again['verdict'], again['n']) == (row.verdict, int(row.n)), row.id
+        assert again['p'] == pytest.approx(float(row.p), rel=1e-6) and again['p_against'] == pytest.approx(
+            float(row.p_against), rel=1e-6), row.id
+
+
+def test_no_published_page_prints_a_factor_above_1000():
+    """A factor beyond 1,000 (a ratio of rates near 0 or 1) reads "over 1,000" on every substrate's pages."""
+    pages = [path for path in (REPO / 'results').rglob('*.md') if 'records' not in path.parts]
+    found = [(path.name, n) for path in pages for n in re.findall(r'factor of ([\d,.]+)', path.read_text())
+             if float(n.rstrip('.,').replace(',', '')) > 1000]
+    assert pages and not found, found

@@ -228,6 +228,7 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         looks = result.claims.attrs['looks']
         seeds = {row.id: looks[row.stage - 1]['seeds'] for row in result.claims.itertuples() if row.group != 'check'}
         paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx, seeds=seeds))))
+        paths.append(write_text(out / 'tables' / 'looks.csv', exact_csv(looks_table(result.claims))))
     if 'records' in parts:
         paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:

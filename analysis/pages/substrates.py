@@ -54,7 +54,6 @@ NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
 PUBLISHED_DESIGNS = ('config/config.yaml', 'config/substrates/larger.yaml', 'config/substrates/longer.yaml')
-READMES = ('README.md', 'results/README.md')  # the pages that open with the answer
 JUDGED_GROUPS = ('chapter', 'literature')  # the groups whose claims are evidence; calibration targets are not
 
 
@@ -283,7 +282,22 @@ def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
     by_word = {}
     for name in substrates:
         by_word.setdefault(row[f'{part}: {name}'], []).append(name)
-    return ', '.join(f'{word} on {" and ".join(names)}' for word, names in by_word.items())
+    return '; '.join(f'{word} on {listed(names)}' for word, names in by_word.items())
+
+
+def listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return ' and '.join([', '.join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+
+
+def agree(count: int, verb: str) -> str:
+    """A verb in the number of its count: agree(1, 'hold') is 'holds', agree(3, 'hold') 'hold'."""
+    return f'{verb}s' if count == 1 else verb
+
+
+def hold(count: int) -> str:
+    """'1 holds', '3 hold': a count and its verb."""
+    return f'{count} {agree(count, "hold")}'
 
 
 ANSWER_START = '<!-- the answer: written by `python -m analysis.pages.substrates` from the published ledgers -->'
@@ -299,11 +313,14 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
     classes = {part: frame[f'{part} class'].value_counts() for part, frame in (('direction', direction),
                                                                              ('size', size))}
     n = len(substrates)
+    found = classes['direction']
+    dependent = found.get('substrate-dependent', 0)
     lines = [f"Of the chapter's {len(direction)} statements of a direction (one thing larger than another, or rising "
-             f'with another), **{classes["direction"].get("general", 0)} hold on all {n} substrates**, '
-             f'{classes["direction"].get("substrate-dependent", 0)} hold on some and fail on others, '
-             f'{classes["direction"].get("open", 0)} stay open on some substrate and '
-             f'**{classes["direction"].get("fails everywhere", 0)} fail on every substrate**:', '']
+             f'with another), **{hold(found.get("general", 0))} on all {n} substrates**, '
+             f'{hold(dependent)} on some and {agree(dependent, "fail")} on others, '
+             f'{found.get("open", 0)} {agree(found.get("open", 0), "stay")} open on some substrate and '
+             f'**{found.get("fails everywhere", 0)} {agree(found.get("fails everywhere", 0), "fail")} on every '
+             'substrate**:', '']
     for _, row in direction[direction['direction class'] == 'fails everywhere'].iterrows():
         lines.append(f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
                      f'({how_it_fails(row, "direction", substrates)})')
@@ -319,10 +336,11 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
     literature = table[(table['group'] == 'literature') & (table['direction class'] != '')]['direction class']
     if len(literature):
         found = literature.value_counts()
-        lines += [f"Of the field's advice the ledger judges so far ({len(literature)} claims, from Andrychowicz et al. "
-                  f'2021), {found.get("general", 0)} hold on all {n} substrates, {found.get("fails everywhere", 0)} '
-                  f'fail on every one and {found.get("open", 0) + found.get("substrate-dependent", 0)} are open or '
-                  'substrate-dependent; the study\'s other recommendations are registered and await their runs '
+        lines += [f"Of the field's advice the ledger judges so far (Andrychowicz et al. 2021 on value clipping, "
+                  f'{len(literature)} claims), {hold(found.get("general", 0))} on all {n} substrates, '
+                  f'{found.get("fails everywhere", 0)} fail on every one and '
+                  f'{found.get("open", 0) + found.get("substrate-dependent", 0)} are open or substrate-dependent; the '
+                  'study\'s other recommendations are registered and await their runs '
                   f'([claims.md]({results}/claims.md)).', '']
     return lines + [f'Every claim on every substrate, with its wording: '
                     f'[across/substrates.md]({results}/across/substrates.md).']
@@ -336,7 +354,11 @@ def answer_block(table: pd.DataFrame, substrates: list[str], results: str) -> st
 def published_answer(results: Path | str, relative: str) -> str | None:
     """The answer block from the published ledger across substrates (results/across/substrates.csv); None where
     there is none."""
-    path = Path(results) / 'across' / 'substrates.csv'
+    return answer_from(Path(results) / 'across' / 'substrates.csv', relative)
+
+
+def answer_from(path: Path, relative: str) -> str | None:
+    """The answer block from a ledger across substrates (substrates.csv at path); None where there is none."""
     if not path.is_file():
         return None
     table = pd.read_csv(path, keep_default_na=False)
@@ -391,17 +413,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('designs', nargs='*', default=list(PUBLISHED_DESIGNS), metavar='DESIGN',
                         help=f'a design file, one per substrate (default: {" ".join(PUBLISHED_DESIGNS)})')
     parser.add_argument('--out', default='results/across', help='where the tables and the figure go (default: %(default)s)')
-    parser.add_argument('--readmes', nargs='*', default=list(READMES), metavar='README',
-                        help='the pages whose answer block is rewritten (default: %(default)s)')
     args = parser.parse_args(argv)
     try:
         judged = read_substrates(args.designs)
         paths = publish(judged, args.out)
     except ValueError as error:
         parser.error(str(error))
-    results = Path(args.out).parent
-    for readme in map(Path, args.readmes):
-        paths.append(rewrite_answer(readme, published_answer(results, os.path.relpath(results, readme.parent))))
+    results = Path(args.out).parent  # its README.md and the repository's above it open with the answer
+    for readme in (results.parent / 'README.md', results / 'README.md'):
+        block = answer_from(Path(args.out) / 'substrates.csv', os.path.relpath(results, readme.parent))
+        paths.append(rewrite_answer(readme, block))
     for path in filter(None, paths):
         print(path)
     return 0
