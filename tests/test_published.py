@@ -393,8 +393,8 @@ def test_every_published_verdict_is_decided_again_from_its_claim_inputs(design):
         cutoff = float(cutoffs[int(row.stage)])
         again = decide(claims[row.id], samples, (cutoff, cutoff), sensitivity=False, power=False)
         assert (again['verdict'], again['n']) == (row.verdict, int(row.n)), row.id
-        assert again['p'] == pytest.approx(float(row.p), rel=1e-6) and again['p_against'] == pytest.approx(
-            float(row.p_against), rel=1e-6), row.id
+        assert again['p'] == pytest.approx(float(row.p), rel=1e-5) and again['p_against'] == pytest.approx(
+            float(row.p_against), rel=1e-5), row.id  # claims.csv keeps 6 significant digits
 
 
 def test_no_published_page_prints_a_factor_above_1000():

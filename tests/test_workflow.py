@@ -32,7 +32,7 @@ DEFAULT_CONFIG = REPO / 'config' / 'config.yaml'
 TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
 BASELINE_CELL = 'baseline'
-TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce', 'whiten_advantages~false', 'clip_low~0.3_clip_high~0.3']
+TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce']
 
 
 def environment() -> dict:
@@ -680,3 +680,21 @@ def test_parallel_runs_give_the_same_numbers_as_serial_ones(serial, parallel):
     assert any(p.parts[2] == 'tables' for p in tables)
     for path in tables:
         assert comparable_csv(serial / path) == comparable_csv(parallel / path), path
+
+
+def test_the_literature_axes_run_end_to_end(tmp_path):
+    """Issue 59's axes, as cells of a design that extends the test design: a symmetric clip (clip_low with clip_high,
+    a factorial block of one level each) and advantages not whitened; each cell is named by its levels, runs through
+    the trainer and records them in its run.json."""
+    design = tmp_path / 'literature.yaml'
+    design.write_text(yaml.safe_dump(dict(extends='config/test.yaml', sweeps=dict(whiten_advantages=[False]),
+                                          factorial=[dict(clip_low=[0.3], clip_high=[0.3])])))
+    cells = {'whiten_advantages~false': dict(whiten_advantages=False),
+             'clip_low~0.3_clip_high~0.3': dict(clip_low=0.3, clip_high=0.3)}
+    assert list(expand_design(load_design(design))) == [BASELINE_CELL, *cells]
+    targets = [f'{TEST_RESULTS}/runs/{cell}/seed~0/run.json' for cell in cells]
+    succeeded(snakemake(tmp_path / 'work', '--cores', '2', *targets, config=design))
+    for cell, levels in cells.items():
+        run = json.loads((tmp_path / 'work' / TEST_RESULTS / 'runs' / cell / 'seed~0' / 'run.json').read_text())
+        assert run['config'] == {**run['config'], **levels}, (cell, run['config'])
+        assert 0 <= run['summary']['pass_train'] <= 1

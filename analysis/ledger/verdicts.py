@@ -48,6 +48,7 @@ DECIDED = SUPPORTED + AGAINST
 VERDICTS = DECIDED + ('inconclusive',)
 UNTESTED = 'untested'
 REVERSED_LEVEL = 0.025  # "confidently the other way": one side of a 95% interval
+EXACT_SEEDS = 60  # the rank-sum test's exact distribution up to this many seeds an input (the designs' max is 40)
 CHECKS = ('pass', 'fail')
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
 REVERSE = {'greater': 'less', 'less': 'greater'}
@@ -213,8 +214,9 @@ def differences(claim: dict, a: pd.Series, b: pd.Series | float) -> np.ndarray:
 
 def rank_sum(x: np.ndarray, y: np.ndarray, alternative: str) -> tuple[float, bool]:
     """Mann-Whitney's one-sided p for x against y, and whether it is exact: its exact distribution where the pooled
-    values have no ties, else the normal approximation with the ties' correction."""
-    exact = len(np.unique(np.concatenate([x, y]))) == len(x) + len(y)
+    values have no ties and neither input has more than EXACT_SEEDS values (every design's sizes), else the normal
+    approximation with the ties' correction."""
+    exact = len(np.unique(np.concatenate([x, y]))) == len(x) + len(y) and max(len(x), len(y)) <= EXACT_SEEDS
     method = 'exact' if exact else 'asymptotic'
     return float(stats.mannwhitneyu(x, y, alternative=alternative, method=method).pvalue), exact
 
@@ -228,7 +230,7 @@ def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> dict:
     (p, exact), (p_against, _), (p_other_way, _) = (rank_sum(x, y, 'greater'), rank_sum(x, y + effect, 'less'),
                                                      rank_sum(x, y, 'less'))
     return dict(p=p, p_against=p_against, reversed=p_other_way <= REVERSED_LEVEL,
-                test='rank-sum' if exact else 'rank-sum (normal approximation: tied values)')
+                test='rank-sum' if exact else 'rank-sum (normal approximation)')
 
 
 def is_unpaired(claim: dict) -> bool:

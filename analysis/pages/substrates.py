@@ -320,7 +320,8 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
              f'{hold(dependent)} on some and {agree(dependent, "fail")} on others, '
              f'{found.get("open", 0)} {agree(found.get("open", 0), "stay")} open on some substrate and '
              f'**{found.get("fails everywhere", 0)} {agree(found.get("fails everywhere", 0), "fail")} on every '
-             'substrate**:', '']
+             'substrate**, each reversed (confidently the other way) or short of the claim (confidently smaller than '
+             'its smallest effect, or in fewer seeds than it says):', '']
     for _, row in direction[direction['direction class'] == 'fails everywhere'].iterrows():
         lines.append(f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
                      f'({how_it_fails(row, "direction", substrates)})')
