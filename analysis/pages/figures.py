@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from agentrl.files import write_bytes
+from workflow.design import AXES, text
 
 from ..ledger.chapter import Context, printed
 from ..ledger.claims import chapter_constant
@@ -29,7 +30,6 @@ from ..stats.cells import axes, block_name, blocks, order
 from ..stats.compare import COLUMNS as COMPARE_COLUMNS
 from ..stats.inference import summarize
 from ..stats.metrics import EPOCH, TRAIN
-from workflow.design import AXES, text
 
 RC = {'svg.hashsalt': 'analysis', 'svg.fonttype': 'none', 'figure.dpi': 100, 'savefig.dpi': 100}
 METADATA = {'svg': {'Date': None, 'Creator': None}, 'png': {'Software': None}}

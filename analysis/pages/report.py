@@ -11,22 +11,23 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..ledger.chapter import Context, chapter_tables
-from ..ledger.claims import (DIRECTION_SUFFIX, claim_inputs, load_claims, looks_table, markdown as claims_markdown,
-                             summary as claims_summary)
-from ..stats.compare import compare
-from .figures import write_figures
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, VERSIONS
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE
 from workflow.plan import seed_plan
+
+from ..ledger.chapter import Context, chapter_tables
+from ..ledger.claims import (DIRECTION_SUFFIX, claim_inputs, load_claims, looks_table, markdown as claims_markdown,
+                             summary as claims_summary)
 from ..ledger.sequential import sequential_ledger
 from ..ledger.verdicts import UNTESTED
 from ..records.load import Runs
 from ..records.records import write_records
+from ..stats.compare import compare
 from ..stats.inference import summarize
 from ..stats.metrics import EPOCH, RANGES, TRAIN, diverged_seeds
 from ..text import number, to_markdown
+from .figures import write_figures
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .substrates import published_answer
 
