@@ -159,8 +159,7 @@ def verdict_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
     """Per substrate (rows), how many of the chapter's and the literature's claims got each verdict, direction and
     size apart (columns `<part>: <verdict>`)."""
     evidence = table[table['group'].isin(JUDGED_GROUPS)]
-    words = {'direction': (*DIRECTION_VERDICTS[:-1], 'inconclusive', FUTILE, UNTESTED),
-             'size': (*SIZE_VERDICTS[:-1], 'inconclusive', FUTILE, UNTESTED)}
+    words = {'direction': (*DIRECTION_VERDICTS, FUTILE, UNTESTED), 'size': (*SIZE_VERDICTS, FUTILE, UNTESTED)}
     return pd.DataFrame([{'substrate': name, **{f'{part}: {word}': int((evidence[f'{part}: {name}'] == word).sum())
                                                 for part in PARTS for word in words[part]}} for name in substrates])
 
