@@ -102,12 +102,12 @@ def test_linear_and_attention_agree_with_torch_to_float_rounding_and_give_its_gr
             torch.testing.assert_close(mine, torchs, rtol=1e-5, atol=1e-5)
 
 
-def test_the_default_version_runs_torchs_products_and_the_candidate_is_asked_for_by_name():
+def test_the_default_version_runs_the_kernel_and_the_previous_one_is_asked_for_by_name():
     code = 'import agentrl.agent.matmul as m, agentrl.numerics as n; print(m.FIXED_ORDER, n.NUMERICS_VERSION)'
     run = lambda env: subprocess.run([sys.executable, '-c', code], check=True, capture_output=True, text=True,
                                      env=env).stdout.split()
     base = {k: v for k, v in os.environ.items() if k != numerics.VERSION_VARIABLE}
-    assert run(base) == ['False', '4']
-    assert run({**base, numerics.VERSION_VARIABLE: '5'}) == ['True', '5']
-    with pytest.raises(ValueError, match='AGENTRL_NUMERICS_VERSION=.6.: expected 4'):
-        numerics.version_asked({numerics.VERSION_VARIABLE: '6'}, default=4)
+    assert run(base) == ['True', '5']
+    assert run({**base, numerics.VERSION_VARIABLE: '4'}) == ['False', '4']
+    with pytest.raises(ValueError, match='AGENTRL_NUMERICS_VERSION=.6.: expected 5'):
+        numerics.version_asked({numerics.VERSION_VARIABLE: '6'}, default=5)

@@ -1,4 +1,4 @@
-// Fixed-order matrix products for agentrl's numerics version 5 (a candidate), as torch operators (torch.ops.agentrl):
+// Fixed-order matrix products for agentrl's numerics version 5 (and later), as torch operators (torch.ops.agentrl):
 // agentrl/matmul.py builds and loads this file.
 //
 // C[m, n] = sum_k A[m, k] B[k, n], each output one chain of fused multiply-adds over k = 0, 1, ..., K-1 from +0

@@ -1,12 +1,12 @@
-"""The model's matrix products: torch's (MKL, oneDNN) at numerics version 4, or, at the candidate version 5
-(AGENTRL_NUMERICS_VERSION=5, agentrl/numerics/__init__.py), agentrl's own kernel in a fixed order (matmul.cpp).
+"""The model's matrix products: agentrl's own kernel in a fixed order (matmul.cpp) from numerics version 5, or torch's
+(MKL, oneDNN) where a process asks for version 4 (AGENTRL_NUMERICS_VERSION=4, agentrl/numerics/__init__.py).
 
 The kernel sums each output as one chain of fused multiply-adds over the summed dimension in order, from +0: no
 blocking of that dimension by cache size, no dispatch by vendor or model, no fast-math, so its bits depend on the
 operands alone on any x86-64 CPU with AVX2 and FMA. It is built at first use with the C++ compiler (CXX, else g++)
 against this torch's headers into the agentrl cache folder, under a key of its source, flags, compiler and torch, and
 loaded as torch operators (torch.ops.agentrl).
-`linear` and `attention` are the model's two products: with version 5, a linear layer's forward and both gradients,
+`linear` and `attention` are the model's two products: from version 5, a linear layer's forward and both gradients,
 and attention's scores, weighted values and their gradients all run on the kernel (softmax and its gradient stay
 ATen's, pinned at AVX2 as every other elementwise kernel).
 """
@@ -23,11 +23,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..files import default_cache_dir
-from ..numerics import CANDIDATE_VERSION, NUMERICS_VERSION, this_cpu
+from ..numerics import FIXED_ORDER_VERSION, NUMERICS_VERSION, this_cpu
 
 SOURCE = Path(__file__).with_name('matmul.cpp')
 FLAGS = ('-O2', '-mavx2', '-mfma', '-ffp-contract=off', '-fno-fast-math', '-fPIC', '-shared', '-std=c++17', '-w')
-FIXED_ORDER = NUMERICS_VERSION == CANDIDATE_VERSION  # this process's products: the kernel's (True) or torch's
+FIXED_ORDER = NUMERICS_VERSION >= FIXED_ORDER_VERSION  # this process's products: the kernel's (True) or torch's
 _loaded = False
 
 
@@ -36,7 +36,7 @@ def compiler() -> tuple[str, str]:
     name = os.environ.get('CXX', 'g++')
     done = subprocess.run([name, '--version'], capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f'numerics version {CANDIDATE_VERSION} builds its kernel with a C++ compiler: {name} failed')
+        raise RuntimeError(f'numerics version {FIXED_ORDER_VERSION} builds its kernel with a C++ compiler: {name} failed')
     return name, done.stdout.splitlines()[0]
 
 

@@ -19,6 +19,8 @@ NUMERICS_VERSION names what a run's numbers depend on besides its configuration 
 these settings. Bump it whenever a change moves any run's numbers, even at float rounding; a run made under another
 version is never reused. Version 3: MKL's COMPATIBLE branch (version 2 ran its AVX2 branch, Intel CPUs only).
 Version 4: the base agent's pretraining uses agentrl's fused Adam (agentrl/learning/losses.py) like every other update.
+Version 5: every matrix product (linear layers, attention) in agentrl/agent/matmul.py's fixed order instead of MKL's
+and oneDNN's, whose blocking and dispatch follow the CPU (and whose vendor-neutral branch is their slowest).
 
 The vendor mattered under version 3, measured: AMD CPUs of three microarchitectures (Zen 3, 4 and 5) gave the same
 numbers, an Intel CPU (family 6, model 167) others. The cause, found by breaking on every instruction whose result the
@@ -39,10 +41,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-NUMERICS_VERSION = 4
+NUMERICS_VERSION = 5
 UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
-CANDIDATE_VERSION = 5  # agentrl/agent/matmul.py's fixed-order matrix products: asked for, never the default
-VERSION_VARIABLE = 'AGENTRL_NUMERICS_VERSION'  # '5': this process and its children run the candidate
+FIXED_ORDER_VERSION = 5  # from this version on, matrix products run agentrl/agent/matmul.py's fixed-order kernel
+PREVIOUS_VERSION = 4  # the version before, which a process may still ask for (to compare)
+VERSION_VARIABLE = 'AGENTRL_NUMERICS_VERSION'  # '4': this process and its children run the previous version
 
 SETTINGS = {
     'ATEN_CPU_CAPABILITY': 'avx2',  # ATen's vectorised kernels: AVX2, not AVX-512
@@ -60,23 +63,23 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
     2: "the same bits on Intel x86-64 CPUs with AVX2 only (MKL's AVX2 branch, which MKL runs on Intel CPUs only)",
     3: 'the same bits on x86-64 CPUs with AVX2 of the vendor that made the run (measured: AMD\'s Zen 3, 4 and 5 agree, '
        "an Intel CPU gives other bits: the pretraining's Adam took MKL's vendor-dependent square root)",
-    NUMERICS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
+    PREVIOUS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
                       'measured on Intel and AMD)',
-    CANDIDATE_VERSION: 'a candidate, not the default: version 4 with every matrix product (linear layers, attention) '
-                       "in agentrl/agent/matmul.py's fixed order instead of MKL's and oneDNN's",
+    NUMERICS_VERSION: f"{GUARANTEE}: version 4 with every matrix product in agentrl/agent/matmul.py's fixed order "
+                      '(audited and measured on AMD; untested on Intel)',
 }
 
 
 def version_asked(environment: Mapping[str, str], default: int = NUMERICS_VERSION) -> int:
-    """The numerics version a process runs: the default, or the candidate where VERSION_VARIABLE names it."""
+    """The numerics version a process runs: the default, or the previous one where VERSION_VARIABLE names it."""
     asked = environment.get(VERSION_VARIABLE, '')
-    if asked not in ('', str(default), str(CANDIDATE_VERSION)):
-        raise ValueError(f'{VERSION_VARIABLE}={asked!r}: expected {default} (the default) or {CANDIDATE_VERSION} '
-                         '(the candidate), or unset')
+    if asked not in ('', str(default), str(PREVIOUS_VERSION)):
+        raise ValueError(f'{VERSION_VARIABLE}={asked!r}: expected {default} (the default) or {PREVIOUS_VERSION} '
+                         '(the previous version, to compare), or unset')
     return int(asked or default)
 
 
-NUMERICS_VERSION = version_asked(os.environ)  # the default above, unless VERSION_VARIABLE asks for the candidate
+NUMERICS_VERSION = version_asked(os.environ)  # the default above, unless VERSION_VARIABLE asks for the previous one
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
 TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
 
