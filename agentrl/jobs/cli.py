@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -132,6 +133,7 @@ def train_run(args: argparse.Namespace) -> None:
     tok, base = base_agent(args)
     result = train(base, tok, config, log=lambda line: print(line, file=sys.stderr, flush=True),
                    critic=warmed_critic(args, base, config))
+    result.summary['cpu_s'] = time.process_time()  # the job's CPU seconds, its start included: its cost alone
     meta = dict(kind='train', name=Path(args.config).stem, seed=args.seed, config=config.to_dict(),
                 summary=result.summary, provenance=provenance(result.summary['wall_s']))
     write_run(args.out, meta, dict(iterations=result.iterations, epochs=result.epochs,
@@ -158,6 +160,7 @@ def experiment_run(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     tok, base = base_agent(args)
     records, summary = run_experiment(args.name, base, tok, args.seed, args.substrate)
+    summary['cpu_s'] = time.process_time()  # the job's CPU seconds, its start included: its cost alone
     meta = dict(kind='experiment', name=args.name, seed=args.seed, summary=summary,
                 provenance=provenance(summary['wall_s']))
     write_run(args.out, meta, dict(records=records))

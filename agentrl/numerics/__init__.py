@@ -81,7 +81,7 @@ def version_asked(environment: Mapping[str, str], default: int = NUMERICS_VERSIO
 
 NUMERICS_VERSION = version_asked(os.environ)  # the default above, unless VERSION_VARIABLE asks for the previous one
 PROVENANCE_KEYS = ('numerics_version', 'cpu', 'cpu_capability', 'numeric_settings', 'guarantee')  # a run states them
-TIMING = frozenset({'wall_s', 'sample_s'})  # a run's wall-time fields, columns and metrics: not its numbers
+TIMING = frozenset({'wall_s', 'sample_s', 'cpu_s'})  # a run's time fields, columns and metrics: not its numbers
 
 
 class NumericsError(RuntimeError):
