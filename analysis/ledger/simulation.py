@@ -269,6 +269,31 @@ DESIGNS = [dict(initial=initial, step=step, max=40, gamma=gamma, futility=0.1)
            for initial in (10, 12, 15) for step in (5, 10) for gamma in (-2.0, -4.0, -6.0)]
 
 
+# --- the third criterion: one design for the three substrates, priced on the family (registered 2026-12-06 06:38 UTC,
+# issue 60, before its table was computed and before any version-5 run was looked at) ---------------------------
+# Candidates: fixed designs at 6, 8, 10, 12, 16 or 20 seeds; sequential designs with initial 6, 8, 10 or 12 seeds,
+# step 2, 4 or 6, max 20, 30 or 40, Hwang-Shih-DeCani gamma -4, -2 or 1, futility 0.1 (the threshold of the first two
+# criteria, not searched).
+# The family: the ledger's statistical claims as claims.yaml states them (checks and findings apart), each with its two
+# one-sided p-values (for it, against it) in every look's Benjamini-Hochberg correction, and each reading the sources
+# (cells, experiments) its inputs name in the default design.
+# Per substrate a pilot: a claim's per-seed values are N(effect, 1), its effect the probit of the share of its seeds on
+# its side in that substrate's version-4 records (pilot_mixture: the runs' values, never their verdicts; version 5
+# makes other bits, so these are not the data the design will decide on), smallest effect 0.25; a claim those records
+# cannot price (the literature's, whose cells they lack) draws its effect from the same pilot's other claims, anew in
+# each simulated ledger.
+# Cost: per source, the seeds it ran (the first look's, then the most any of its claims asked for) times its CPU
+# seconds a job in that substrate's cost table (python -m agentrl.numerics.bench --costs), plus the warmed critic's
+# job per seed; the looks' own seconds apart (a few seconds each).
+# Eligible: (1) a simulated false discovery rate not above alpha beyond Monte Carlo error (mean - 2 SE <= alpha) under
+# the global null (every claim at 0) and under each substrate's pilot; (2) every look can decide a quarter of the
+# family at once: a quarter of its m claims with every seed on their side (p = 2^-n_k each), in a correction of 2m
+# p-values at the look's level a_k with no verdict before it, are decided: 2^-n_k <= a_k / 8.
+# Chosen: the eligible design with the fewest expected job-seconds per decided claim over the three substrates
+# (their expected job-seconds summed over their expected decided claims summed), from 400 simulated ledgers per
+# substrate and scenario, seed 0.
+
+
 def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, int]:
     """The published design replayed with and without futility: the run jobs of the stages after the first (the
     sources the open claims read, times the seeds each stage adds)."""
