@@ -2,7 +2,8 @@
 (--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--seeds JSON --stage K];
 --run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
 `records [--records DIR] --run-files RUN_JSON... --out DIR` writes the records with those runs added (a run replaces
-the record of its name and seed) to --out's records/ and nothing else: a design's runs published before its ledger.
+the record of its name and seed; records of another numerics version leave) to --out's records/ and nothing else: a
+design's runs published before its ledger.
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
 `replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
 decided and cost, and the runs it would need that the records lack (analysis/ledger/replay.py)."""

@@ -206,6 +206,23 @@ def test_runs_added_to_records_are_the_records_of_all_of_them(design, tmp_path):
         'name == "baseline" and seed == 0'))  # its CSVs were not copied beside the changed run.json
 
 
+def test_runs_of_a_new_numerics_version_start_the_records_afresh(design, tmp_path):
+    """A run of another numerics version added to the records: the records of the old version leave, whatever their
+    name and seed (no design continues from them), and the new run is the records' only run."""
+    newer = tmp_path / 'newer' / 'run.json'
+    newer.parent.mkdir()
+    run = json.loads((design / 'runs' / 'baseline' / 'seed~0' / 'run.json').read_text())
+    run['provenance']['numerics_version'] += 1
+    newer.write_text(json.dumps(run))
+    result = analysis_cli('records', '--records', design / 'records', '--run-files', newer, '--out', tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    before, after = load_records(design / 'records'), load_records(tmp_path / 'records')
+    assert len(before.runs) > 1 and set(before.runs['numerics_version']) == {run['provenance']['numerics_version'] - 1}
+    assert after.runs[['name', 'seed', 'numerics_version']].values.tolist() == [
+        ['baseline', 0, run['provenance']['numerics_version']]]
+    assert set(after.summaries['name']) == {'baseline'} and all(set(t['seed']) == {0} for t in after.tables.values())
+
+
 def test_records_needs_runs_to_add(design, tmp_path):
     result = analysis_cli('records', '--records', design / 'records', '--out', tmp_path)
     assert result.returncode == 2 and 'records needs --run-files (and --records to add them to); not records' \

@@ -177,5 +177,8 @@ def select(runs: Runs, pairs: Iterable[tuple[str, int]], keep: bool = True) -> R
 
 def with_runs(records: Runs, runs: Runs) -> Runs:
     """The records with runs added, every frame sorted as load_runs sorts it: a run replaces the record of its name
-    and seed."""
-    return combine(select(records, zip(runs.runs['name'], runs.runs['seed']), keep=False), runs)
+    and seed, and the records of a numerics version the added runs are not of leave (no design continues from them:
+    a republish under a new version starts its records afresh)."""
+    other = records.runs[~records.runs['numerics_version'].isin(set(runs.runs['numerics_version']))]
+    gone = [*zip(runs.runs['name'], runs.runs['seed']), *zip(other['name'], other['seed'])]
+    return combine(select(records, gone, keep=False), runs)

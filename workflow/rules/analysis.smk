@@ -71,8 +71,9 @@ rule aggregate:
 
 
 # The records with every run of the design made so far added (its cells and experiments at any seed of its plan, from
-# the run directories; a run directory replaces the record of its run); the records' other runs are kept. No look, no
-# ledger: a design stopped half-way is published by it, and the next invocation, on any clone, continues from it.
+# the run directories; a run directory replaces the record of its run); the records' other runs are kept, save those
+# of another numerics version (a republish starts its records afresh). No look, no ledger: a design stopped half-way
+# is published by it, and the next invocation, on any clone, continues from it.
 # Neither input nor output: it runs whenever it is a target, and plans no run.
 rule records:
     log:
