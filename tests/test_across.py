@@ -10,8 +10,8 @@ import pytest
 from agentrl.files import with_manifest, write_folder
 from analysis.pages import substrates
 from analysis.records.records import parquet_bytes
-from analysis.pages.substrates import (ANSWER_END, ANSWER_START, Judged, across, answer, class_counts, effects,
-                                       figure, made, main, outcome, read_substrates)
+from analysis.pages.substrates import (ANSWER_END, ANSWER_START, Judged, across, advice, answer, class_counts,
+                                       effects, figure, made, main, outcome, read_substrates)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,8 +40,11 @@ def judged() -> dict[str, Judged]:
     return {name: Judged(frame, 'done') for name, frame in ledgers().items()}
 
 
+ADVICE = {'d': 'Do d.'}  # claim d tests the literature's recommendation 'Do d.'
+
+
 def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
-    table = across(judged()).set_index('id')
+    table = across(judged(), ADVICE).set_index('id')
     assert list(table.index) == ['a', 'b', 'c', 'd', 'f']  # a finding has no verdict; a size's direction folds in
     assert list(table.loc['b', ['direction: tinyagent', 'size: tinyagent', 'size: larger']]) == [
         'reproduced', 'inside', 'outside']
@@ -95,10 +98,27 @@ def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
     sizes = next(line for line in lines if line.startswith('Of its '))
     assert 'Of its 1 printed sizes' in sizes and '1 reproduce on tinyagent' in sizes and '1 fail on another' in sizes \
         and 'The other 0 do not reproduce even on tinyagent' in sizes
-    advice = next(line for line in lines if line.startswith("Of the field's advice"))
-    assert '(Andrychowicz et al. 2021 on value clipping, 1 claims), 0 hold on all 3 substrates, 0 fail' in advice
+    assert not any(line.startswith("Of the field's advice") for line in lines)  # no claim names a recommendation
+    lines = answer(across(judged(), ADVICE), list(VERDICTS))
+    study = lines.index(next(line for line in lines if line.startswith("Of the field's advice")))
+    assert '1 recommendation, judged by 1 claims' in lines[study] and '1 stays open' in lines[study]
+    assert lines[study + 2] == ('- "Do d." (1 claims): open, holds on 1 of 3 (holds on tinyagent; open on larger; '
+                                'untested on longer)')
     assert lines[-1] == 'Every claim on every substrate, with its wording: [across/substrates.md](../across/substrates.md).'
 
+
+
+def test_a_recommendation_holds_where_every_claim_of_it_holds_and_fails_where_one_fails():
+    frames = ledgers()
+    for name, verdicts in (('tinyagent', ('reproduced', 'reproduced')), ('larger', ('reproduced', 'reversed')),
+                           ('longer', ('inconclusive', 'reproduced'))):  # claims a and c on each substrate
+        frame = frames[name]
+        frame.loc[frame['id'] == 'a', 'verdict'], frame.loc[frame['id'] == 'c', 'verdict'] = verdicts
+    table = across({name: Judged(frame, 'done') for name, frame in frames.items()}, {'a': 'Do a.', 'c': 'Do a.'})
+    row = advice(table, list(VERDICTS)).set_index('recommendation').loc['Do a.']
+    assert row.to_dict() == {'claims': 2, 'tinyagent': 'holds', 'larger': 'fails', 'longer': 'open',
+                             'holds on': '1 of 3', 'class': 'substrate-dependent'}
+    assert advice(across(judged(), {}), list(VERDICTS)).empty  # no claim names a recommendation
 
 def test_the_effects_figure_draws_each_cell_on_each_substrate(tmp_path):
     def comparisons(shift: float) -> pd.DataFrame:

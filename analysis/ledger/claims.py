@@ -82,6 +82,12 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     ids = [c['id'] for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f'{path}: claim ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}')
+    known = raw.get('recommendations', {})
+    unknown = [(c['id'], c.get('recommendation')) for c in claims
+               if group(c) == 'literature' and c.get('recommendation') not in known]
+    if unknown:
+        raise ValueError(f'{path}: claim {unknown[0][0]}: recommendation {unknown[0][1]!r}: expected one of the '
+                         f'recommendations the file names ({", ".join(known) or "none"})')
     awaiting = [c for c in claims if c.get('awaiting')]
     for claim in awaiting:  # their encodings are checked now, long before a look reads them
         validate(claim, [pd.Series(dtype=float) for _ in claim['inputs']])

@@ -41,7 +41,7 @@ from workflow.design import load_design, substrate_of
 from workflow.plan import seed_plan
 from workflow.state import record_rows
 
-from ..ledger.claims import DIRECTION_SUFFIX
+from ..ledger.claims import DIRECTION_SUFFIX, load_claims
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 from ..text import to_markdown
 from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
@@ -107,7 +107,11 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def classify(row: pd.Series) -> str:
     """One part's class over the substrates from its verdicts (NaN: the claim has no such part)."""
-    seen = row.dropna().map(outcome)
+    return class_of(row.dropna().map(outcome))
+
+
+def class_of(seen: pd.Series) -> str:
+    """The class of outcomes over the substrates (holds, fails, open, untested); '' for none."""
     if seen.empty:
         return ''
     if (seen == 'holds').all():
@@ -119,13 +123,23 @@ def classify(row: pd.Series) -> str:
     return 'open'
 
 
-def across(judged: dict[str, Judged]) -> pd.DataFrame:
-    """Per claim: its section (or group), group and wording, per part its verdict on each substrate, on how many it
-    holds ('k of n') and its class (none for a calibration target). Columns id, section, group, claim, then for
-    each part `<part>: <substrate>`, `<part> holds on`, `<part> class`."""
+def recommended() -> dict[str, str]:
+    """Claim id -> the words of the study's recommendation it tests (claims.yaml's `recommendations`)."""
+    claims = load_claims()
+    return {c['id']: claims['recommendations'][c['recommendation']] for c in claims['claims'] if 'recommendation' in c}
+
+
+def across(judged: dict[str, Judged], recommendations: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per claim: its section (or group), group, wording and the recommendation of the literature it tests ('' for
+    none; recommendations: id -> the recommendation's words, default the claims file's), per part its verdict on
+    each substrate, on how many it holds ('k of n') and its class (none for a calibration target). Columns id,
+    section, group, claim, recommendation, then for each part `<part>: <substrate>`, `<part> holds on`,
+    `<part> class`."""
     table, about = outcomes(judged)
+    recommendations = recommended() if recommendations is None else recommendations
     out = pd.DataFrame({'id': table.index, 'section': about['section'].to_numpy(), 'group': about['group'].to_numpy(),
-                        'claim': about['claim'].to_numpy()})
+                        'claim': about['claim'].to_numpy(),
+                        'recommendation': [recommendations.get(i, '') for i in table.index]})
     judged_group = out['group'].isin(JUDGED_GROUPS).to_numpy()
     for part in PARTS:
         parts = table[part]
@@ -150,6 +164,24 @@ def class_counts(table: pd.DataFrame) -> pd.DataFrame:
                 rows.append({'claims': GROUP_NAMES[group], 'part': part,
                              **{c: int(found.get(c, 0)) for c in CLASSES}})
     return pd.DataFrame(rows, columns=['claims', 'part', *CLASSES])
+
+
+def advice(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
+    """Per recommendation of the literature (in the claims' order): its words, how many claims test it, its outcome on
+    each substrate (fails where a part of one of its claims fails there, holds where every part holds, untested where
+    none was looked at, else open), on how many substrates it holds ('k of n') and its class."""
+    rows = []
+    for words, claims in table[table['recommendation'] != ''].groupby('recommendation', sort=False):
+        row = {'recommendation': words, 'claims': len(claims)}
+        for name in substrates:
+            verdicts = claims[[f'{part}: {name}' for part in PARTS]].to_numpy().ravel()
+            seen = pd.Series([v for v in verdicts if isinstance(v, str) and v], dtype=object).map(outcome)  # '': none
+            row[name] = ('untested' if (seen == UNTESTED).all() else 'fails' if (seen == 'fails').any()
+                         else 'holds' if (seen == 'holds').all() else 'open')
+        found = pd.Series([row[name] for name in substrates])
+        rows.append({**row, 'holds on': f'{int((found == "holds").sum())} of {len(substrates)}',
+                     'class': class_of(found)})
+    return pd.DataFrame(rows, columns=['recommendation', 'claims', *substrates, 'holds on', 'class'])
 
 
 GROUP_NAMES = {'chapter': "the chapter's", 'literature': 'the literature\'s', 'calibration': 'calibration targets'}
@@ -276,6 +308,12 @@ CLASSES_NOTE = ('A part is **general** where it holds (reproduced, or inside the
                 'substrate left it inconclusive. Calibration targets are in no class.')
 
 
+ADVICE_NOTE = ('The recommendations of Andrychowicz et al. 2021, in the study\'s words, each judged by the claims '
+               'of the literature that name it: it holds on a substrate where every part of every one of its claims '
+               'holds there, fails where one fails, and is open otherwise; its class over the substrates is named as '
+               'a claim\'s is.')
+
+
 def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
     """'reversed on tinyagent and larger, short of the claim on longer': a failing part's verdicts by substrate."""
     by_word = {}
@@ -333,15 +371,20 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
               f'The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
               f'({int((size[first].map(outcome) == "fails").sum())} outside the band there, '
               f'{int((size[first].map(outcome) == "open").sum())} undecided).', '']
-    literature = table[(table['group'] == 'literature') & (table['direction class'] != '')]['direction class']
-    if len(literature):
-        found = literature.value_counts()
-        lines += [f"Of the field's advice the ledger judges so far (Andrychowicz et al. 2021 on value clipping, "
-                  f'{len(literature)} claims), {hold(found.get("general", 0))} on all {n} substrates, '
-                  f'{found.get("fails everywhere", 0)} fail on every one and '
-                  f'{found.get("open", 0) + found.get("substrate-dependent", 0)} are open or substrate-dependent; the '
-                  'study\'s other recommendations are registered and await their runs '
-                  f'([claims.md]({results}/claims.md)).', '']
+    study = advice(table, substrates)
+    if len(study):
+        found = study['class'].value_counts()
+        dependent = found.get('substrate-dependent', 0)
+        plural = 's' if len(study) != 1 else ''
+        lines += [f"Of the field's advice (Andrychowicz et al. 2021: {len(study)} recommendation{plural}, judged by "
+                  f'{study["claims"].sum()} claims; a recommendation holds where every claim of it holds), '
+                  f'**{hold(found.get("general", 0))} on all {n} substrates**, {hold(dependent)} on some and '
+                  f'{agree(dependent, "fail")} on others, {found.get("open", 0)} {agree(found.get("open", 0), "stay")} '
+                  f'open and **{found.get("fails everywhere", 0)} '
+                  f'{agree(found.get("fails everywhere", 0), "fail")} on every substrate**:', '']
+        lines += [f'- "{row["recommendation"]}" ({row["claims"]} claims): {row["class"]}, holds on {row["holds on"]} '
+                  f'({"; ".join(f"{row[name]} on {name}" for name in substrates)})' for _, row in study.iterrows()]
+        lines.append('')
     return lines + [f'Every claim on every substrate, with its wording: '
                     f'[across/substrates.md]({results}/across/substrates.md).']
 
@@ -397,6 +440,7 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
         f'# Claims on {len(judged)} substrates ({", ".join(judged)})', '', to_markdown(designs), designs_note(judged),
         '', '## The answer', '', *answer(table, list(judged)), '',
         '## How many of each class', '', CLASSES_NOTE, '', to_markdown(class_counts(table)),
+        "## The field's advice", '', ADVICE_NOTE, '', to_markdown(advice(table, list(judged))),
         '## Per substrate, how many of each verdict', '', to_markdown(verdict_counts(table, list(judged))),
         '## Each claim', '', to_markdown(rows[evidence]),
         '## Calibration targets (the substrates were tuned to these figures: not evidence, in no class)', '',
