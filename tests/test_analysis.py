@@ -495,8 +495,8 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     # a header per table (5 of claims, 1 of looks), the one look of a fixed design, the counts (a header, 5 rows), the
     # verdict words (a header, 2 rows) and the claims awaiting their runs (a header and a row each)
     claims = load_claims()
-    assert first['claims.md'].decode().count('\n| ') == len(claims['claims']) + 6 + 1 + 6 + 3 + 1 + len(
-        claims['awaiting'])
+    awaiting = 1 + len(claims['awaiting']) if claims['awaiting'] else 0
+    assert first['claims.md'].decode().count('\n| ') == len(claims['claims']) + 6 + 1 + 6 + 3 + awaiting
     cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
     assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
                                    'method', 'status', 'diverged']

@@ -4,16 +4,21 @@ is found, and no effect is rarely called reproduced (Monte Carlo error stated pe
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy import stats
 from scipy.special import expit, logit
 
-from analysis.ledger.claims import comparisons, load_claims
+from analysis.ledger.claims import CLAIMS_FILE, comparisons, group, load_claims
 from analysis.ledger.verdicts import AGAINST, SUPPORTED, band, decide, half_width, on_chapter, smallest_effect
 from analysis.stats.inference import DEFAULTS
+from workflow.design import expand_design
+
+REPO = Path(__file__).resolve().parents[1]
 
 ALPHA = DEFAULTS['alpha']
 DELTA = math.log(DEFAULTS['about_factor'])  # the 'about' rule's half-width on the log / logit scale
@@ -496,19 +501,42 @@ def test_a_threshold_on_the_difference_of_two_paired_inputs_is_non_inferiority()
         decide(dict(spec, paired=False), [base, base])
 
 
-def test_the_studys_recommendations_are_registered_ahead_of_their_runs_with_their_margins():
-    """Issue 59: the six recommendations of Andrychowicz et al. 2021 as claims of the literature group, each with its
-    margin stated, awaiting the cells the published designs lack; they are in no look until then."""
+def test_the_studys_six_recommendations_are_claims_of_the_ledger_with_their_margins():
+    """Issue 59: the six recommendations of Andrychowicz et al. 2021 as claims of the literature group, registered
+    with their margins before any run of their cells, each naming the recommendation it tests, every cell they read
+    in the default design."""
     found = load_claims()
-    awaiting = found['awaiting']
-    assert awaiting and not {c['id'] for c in awaiting} & {c['id'] for c in found['claims']}
-    assert all(str(c['source']).startswith('literature: Andrychowicz et al. 2021') for c in awaiting)
-    assert all(c['registered'].startswith('2026-12-06') for c in awaiting)
-    assert all(('than' in c and c['than'] < 0) or 'noise' in c or 'than' not in c for c in awaiting)
-    assert {c['id'].rsplit('-', 1)[0] for c in awaiting if c['kind'] == 'greater' and 'than' in c} == {
+    study = [c for c in found['claims'] if c.get('recommendation')]
+    assert not found['awaiting'] and sorted({c['recommendation'] for c in study}) == sorted(found['recommendations'])
+    assert len(found['recommendations']) == 6 and all(group(c) == 'literature' for c in study)
+    registered = [c for c in study if c['id'].startswith('study-')]
+    assert all(c['registered'].startswith('2026-12-06') for c in registered)
+    assert {c['id'].rsplit('-', 1)[0] for c in registered if c['kind'] == 'greater' and 'than' in c} == {
         'study-lam09-vs-1', 'study-lam09-vs-0.95', 'study-clip025-vs-0.1', 'study-clip025-vs-0.2',
         'study-clip025-vs-0.3', 'study-lr3e-4-vs-5e-4', 'study-lr3e-4-vs-1e-3', 'study-lr3e-4-vs-2e-3'}
-    assert {c['id'] for c in awaiting if c['kind'] == 'about'} == {'study-whitening-little-effect-train',
-                                                                   'study-whitening-little-effect-heldout'}
-    quoted = [c for c in found['claims'] if c['id'].startswith('value-clip-')]  # the study's value-clip statement
+    assert all(c['than'] in (-0.0465, -0.1015) for c in registered if 'than' in c)  # non-inferiority margins
+    assert {c['id'] for c in registered if c['kind'] == 'about'} == {'study-whitening-little-effect-train',
+                                                                     'study-whitening-little-effect-heldout'}
+    quoted = [c for c in study if c['recommendation'] == 'value-clipping-hurts']  # the chapter cites this one
     assert len(quoted) == 4 and all('regardless of the clipping threshold' in c['source'] for c in quoted)
+    design = yaml.safe_load((REPO / 'config' / 'config.yaml').read_text())
+    cells = [cell.values for cell in expand_design(design).values()]
+    baseline = design['baseline']
+    for claim in study:
+        for spec in claim['inputs']:
+            wanted = {**baseline, **spec['cell']}
+            assert any(all(values.get(k, baseline.get(k)) == v for k, v in wanted.items()) for values in cells), \
+                (claim['id'], spec['cell'])
+
+
+def test_a_claim_awaiting_its_cells_is_checked_now_and_in_no_look(tmp_path):
+    raw = yaml.safe_load(CLAIMS_FILE.read_text())
+    waiting = dict(next(c for c in raw['claims'] if c['id'] == 'study-lam09-vs-1-train'), id='waiting',
+                   awaiting='the cells of lambda 0.9')
+    path = tmp_path / 'claims.yaml'
+    path.write_text(yaml.safe_dump(dict(raw, claims=[*raw['claims'], waiting]), sort_keys=False))
+    found = load_claims(path)
+    assert [c['id'] for c in found['awaiting']] == ['waiting'] and 'waiting' not in {c['id'] for c in found['claims']}
+    path.write_text(yaml.safe_dump(dict(raw, claims=[*raw['claims'], dict(waiting, kind='greatest')]), sort_keys=False))
+    with pytest.raises(ValueError):
+        load_claims(path)
