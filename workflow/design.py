@@ -32,6 +32,8 @@ MERGED = ('trainer', 'baseline', 'seeds')  # a design that extends another merge
 # mappings; every other key replaces
 PPO = ('ppo',)  # REINFORCE ignores the PPO-only axes: its cells leave them out of name and config
 BASELINE = 'baseline'  # the baseline cell's name; every other cell is named by where it differs from it
+# the published designs, one per substrate, the default design first (paths from the repository root)
+PUBLISHED_DESIGNS = ('config/config.yaml', 'config/substrates/larger.yaml', 'config/substrates/longer.yaml')
 ALWAYS_RECORDED = object()  # an axis's field that every published record holds
 
 

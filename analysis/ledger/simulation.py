@@ -1,6 +1,9 @@
 """Operating characteristics of the ledger's rule, by simulation: the exact seed counts of analysis/ledger/verdicts.py
 spent over the looks of analysis/ledger/sequential.py, against a fixed design at the design's last look.
 
+`python -m analysis.ledger.simulation --family [--ledgers N] [--jobs N] [--costs CSV CSV CSV]` prints the third
+criterion's table (analysis/ledger/design_choice.py) and writes it to --out (results/across/designs.csv).
+
 `python -m analysis.ledger.simulation [--reps N] [--ledgers N] [--records DIR]` prints
 - calibration: per look, one claim's rate of a false verdict when its seeds have median exactly at the null (values
   drawn lognormal (sigma 1), exponential, t(3), and each claim's own published values resampled and shifted to the
@@ -22,16 +25,22 @@ import numpy as np
 import pandas as pd
 import yaml
 from scipy import stats
+
+from agentrl.files import write_text
+from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import SeedPlan, seed_plan
 
-from ..records.records import load_records
+from ..records.records import load_records, select
 from ..stats.inference import DEFAULTS, bh_threshold, exceed_p
 from ..text import to_markdown
 from .chapter import Context
 from .claims import FINDING, group, load_claims, samples
+from .design_choice import CANDIDATES, Scenario, false_share, false_verdicts, family, prices
+from .design_choice import design_table as family_table
 from .sequential import look_levels, next_stage
 from .verdicts import Count, band, clean, differences, per_seed, steps, to_scale
 
+PILOT_VERSION = 4  # the numerics version of the runs the third criterion's pilots read
 DEFAULT_PLAN = seed_plan(yaml.safe_load((Path(__file__).resolve().parents[2] / 'config' / 'config.yaml').read_text()))
 LOOKS, MAX_SEEDS = list(DEFAULT_PLAN.looks), DEFAULT_PLAN.looks[-1]  # the default design's looks
 ALPHA = DEFAULTS['alpha']
@@ -117,6 +126,22 @@ def pilot_mixture(own: dict[str, np.ndarray]) -> Mixture:
     return Mixture('pilot', tuple(float(x) for x in stats.norm.ppf(shares)), 0.25)
 
 
+def version_context(records: Path | str, version: int = PILOT_VERSION) -> Context:
+    """The Context of a records folder's runs of one numerics version."""
+    runs = load_records(records)
+    kept = runs.runs[runs.runs['numerics_version'] == version]
+    return Context.build(select(runs, zip(kept['name'], kept['seed'])))
+
+
+def pilot_scenario(ctx: Context, claims: dict, ids: tuple[str, ...], name: str) -> Scenario:
+    """The third criterion's pilot of one substrate: pilot_mixture of ctx's own values, each claim of the family (ids)
+    at its effect, NaN where ctx cannot price it (design_choice.draw draws it anew in each ledger)."""
+    own = own_values(ctx, claims)
+    pilot = pilot_mixture(own)
+    effects = dict(zip(own, pilot.effects))
+    return Scenario(name, tuple(effects.get(i, math.nan) for i in ids), pilot.smallest)
+
+
 def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
                futility: float) -> tuple[np.ndarray, np.ndarray]:
     """values [claims, seeds]: each claim's decision (1 for it, -1 against it, 0 none) and seeds used, with
@@ -153,18 +178,6 @@ def draw_values(mixture: Mixture, rng: np.random.Generator, seeds: int) -> np.nd
     return effects[:, None] + rng.standard_normal((len(effects), seeds))
 
 
-def false_verdicts(verdict: np.ndarray, mixture: Mixture) -> np.ndarray:
-    """[claims] whether each verdict is false: for a claim without an effect, or against one with an effect at least the
-    smallest effect of interest."""
-    effects = np.asarray(mixture.effects)
-    return ((verdict == 1) & (effects <= 0)) | ((verdict == -1) & (effects >= mixture.smallest))
-
-
-def false_share(false: np.ndarray, verdict: np.ndarray) -> float:
-    """A ledger's false discovery proportion: its false verdicts over its verdicts (0 without any)."""
-    return float(false.sum() / max(1, (verdict != 0).sum()))
-
-
 def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks: list[int] = LOOKS,
                            max_seeds: int = MAX_SEEDS, alpha: float = ALPHA) -> pd.DataFrame:
     """Over `ledgers` simulated ledgers, for the sequential design (with and without futility) and a fixed design at
@@ -180,8 +193,8 @@ def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks:
         values = draw_values(mixture, rng, max_seeds)
         for name, (at, levels, futility) in designs.items():
             verdict, seeds = run_ledger(values, mixture.smallest, at, levels, futility)
-            false = false_verdicts(verdict, mixture)
-            found[name].append(dict(fdp=false_share(false, verdict), any_false=false.any(),
+            false = false_verdicts(verdict, effects, mixture.smallest)
+            found[name].append(dict(fdp=float(false_share(false, verdict)), any_false=false.any(),
                                     power=(verdict[effects >= 0.5] == 1).mean() if (effects >= 0.5).any() else np.nan,
                                     absent=(verdict[effects == 0] == -1).mean() if mixture.smallest > 0 else np.nan,
                                     seeds=seeds.mean()))
@@ -237,7 +250,7 @@ def design_row(spec: dict, ledgers: int, seed: int = 0, pilot: Mixture | None = 
         for _ in range(ledgers):
             verdict, seeds = run_ledger(draw_values(mixture, rng, plan.max_seeds), mixture.smallest, looks, levels,
                                         plan.futility)
-            fdp.append(false_share(false_verdicts(verdict, mixture), verdict))
+            fdp.append(float(false_share(false_verdicts(verdict, mixture.effects, mixture.smallest), verdict)))
             decided.append(int((verdict != 0).sum()))
             cost.append(design_cost(seeds, looks))
         if mixture is not pilot:
@@ -269,31 +282,6 @@ DESIGNS = [dict(initial=initial, step=step, max=40, gamma=gamma, futility=0.1)
            for initial in (10, 12, 15) for step in (5, 10) for gamma in (-2.0, -4.0, -6.0)]
 
 
-# --- the third criterion: one design for the three substrates, priced on the family (registered 2026-12-06 06:38 UTC,
-# issue 60, before its table was computed and before any version-5 run was looked at) ---------------------------
-# Candidates: fixed designs at 6, 8, 10, 12, 16 or 20 seeds; sequential designs with initial 6, 8, 10 or 12 seeds,
-# step 2, 4 or 6, max 20, 30 or 40, Hwang-Shih-DeCani gamma -4, -2 or 1, futility 0.1 (the threshold of the first two
-# criteria, not searched).
-# The family: the ledger's statistical claims as claims.yaml states them (checks and findings apart), each with its two
-# one-sided p-values (for it, against it) in every look's Benjamini-Hochberg correction, and each reading the sources
-# (cells, experiments) its inputs name in the default design.
-# Per substrate a pilot: a claim's per-seed values are N(effect, 1), its effect the probit of the share of its seeds on
-# its side in that substrate's version-4 records (pilot_mixture: the runs' values, never their verdicts; version 5
-# makes other bits, so these are not the data the design will decide on), smallest effect 0.25; a claim those records
-# cannot price (the literature's, whose cells they lack) draws its effect from the same pilot's other claims, anew in
-# each simulated ledger.
-# Cost: per source, the seeds it ran (the first look's, then the most any of its claims asked for) times its CPU
-# seconds a job in that substrate's cost table (python -m agentrl.numerics.bench --costs), plus the warmed critic's
-# job per seed; the looks' own seconds apart (a few seconds each).
-# Eligible: (1) a simulated false discovery rate not above alpha beyond Monte Carlo error (mean - 2 SE <= alpha) under
-# the global null (every claim at 0) and under each substrate's pilot; (2) every look can decide a quarter of the
-# family at once: a quarter of its m claims with every seed on their side (p = 2^-n_k each), in a correction of 2m
-# p-values at the look's level a_k with no verdict before it, are decided: 2^-n_k <= a_k / 8.
-# Chosen: the eligible design with the fewest expected job-seconds per decided claim over the three substrates
-# (their expected job-seconds summed over their expected decided claims summed), from 400 simulated ledgers per
-# substrate and scenario, seed 0.
-
-
 def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, int]:
     """The published design replayed with and without futility: the run jobs of the stages after the first (the
     sources the open claims read, times the seeds each stage adds)."""
@@ -302,6 +290,20 @@ def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, i
         plans = [next_stage(ctx, plan, k, futility=threshold)['next'] for k in range(1, len(looks))]
         jobs[label] = sum(len(plan.get('sources', [])) * (b - a) for plan, a, b in zip(plans, looks, looks[1:]))
     return jobs
+
+
+def third_criterion(ledgers: int, seed: int = 0, jobs: int = 1, costs: list[str] | None = None) -> pd.DataFrame:
+    """design_choice.design_table over CANDIDATES for the published designs: the family of the first (the default
+    design), a pilot from each one's version-4 records and its cost table (costs: the files, in PUBLISHED_DESIGNS'
+    order; default each one's results_dir/costs.csv)."""
+    designs = [load_design(path) for path in PUBLISHED_DESIGNS]
+    contexts = [version_context(Path(design['results_dir']) / 'records') for design in designs]
+    claims = load_claims(chapter=contexts[0].chapter)
+    found = family(claims, designs[0], contexts[0])
+    pilots = [pilot_scenario(ctx, claims, found.ids, substrate_of(design)) for ctx, design in zip(contexts, designs)]
+    tables = costs or [Path(design['results_dir']) / 'costs.csv' for design in designs]
+    return family_table(CANDIDATES, found, pilots, {pilot.name: prices(pd.read_csv(table), found)
+                                                    for pilot, table in zip(pilots, tables)}, ledgers, seed, jobs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -314,10 +316,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--designs', action='store_true',
                         help='only the registered criterion\'s table over DESIGNS (synthetic ledgers, no records)')
-    parser.add_argument('--jobs', type=int, default=1, help='processes for --designs')
+    parser.add_argument('--jobs', type=int, default=1, help='processes for --designs and --family')
     parser.add_argument('--pilot', action='store_true',
                         help="with --designs: the second criterion, cost on the pilot mixture from --records' claims")
+    parser.add_argument('--family', action='store_true',
+                        help="only the third criterion's table: design_choice.CANDIDATES on the family, priced by "
+                             "each published design's pilot (its version-4 records) and cost table")
+    parser.add_argument('--costs', nargs=len(PUBLISHED_DESIGNS), metavar='CSV',
+                        help=f'with --family: the cost tables (source, cpu_s) of {", ".join(PUBLISHED_DESIGNS)} '
+                             '(default: each one\'s results_dir/costs.csv)')
+    parser.add_argument('--out', default='results/across/designs.csv', help='with --family: the table written')
     args = parser.parse_args(argv)
+    if args.family:
+        table = third_criterion(args.ledgers, args.seed, args.jobs, args.costs)
+        print(f"## The third criterion's designs ({args.ledgers} ledgers per scenario)\n")
+        print(to_markdown(table))
+        for design, cost in table.loc[table['chosen'], ['design', 'per_decided']].itertuples(index=False):
+            print(f'chosen: {design}, {cost:.1f} job-seconds per decided claim')
+        write_text(args.out, table.to_csv(index=False))
+        return 0
     ctx = Context.build(load_records(args.records)) if args.pilot or not args.designs else None
     if args.designs:
         pilot = pilot_mixture(own_values(ctx, load_claims(chapter=ctx.chapter))) if args.pilot else None

@@ -37,7 +37,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from agentrl.files import write_text
-from workflow.design import load_design, substrate_of
+from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import seed_plan
 from workflow.state import record_rows
 
@@ -53,7 +53,6 @@ EFFECT = 'pass_heldout'  # the metric of the effects figure
 NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
 CLASSES = ('general', 'substrate-dependent', 'fails everywhere', 'open')
 PARTS = ('direction', 'size')
-PUBLISHED_DESIGNS = ('config/config.yaml', 'config/substrates/larger.yaml', 'config/substrates/longer.yaml')
 JUDGED_GROUPS = ('chapter', 'literature')  # the groups whose claims are evidence; calibration targets are not
 
 
