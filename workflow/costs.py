@@ -7,8 +7,9 @@ runs as the workflow runs it (`python -m agentrl warm-critic | experiment | trai
 cell with the seed's warmed critic), at seed 0, in a temporary folder, one at a time. Its clock is the job process's
 CPU seconds (user and system, os.wait4), which other load on the machine barely moves; its wall time, which that load
 inflates, is stated beside it. An experiment and the critic are timed whole. A trainer cell (30 iterations, REINFORCE
-80) is timed at SHORT iterations, its config otherwise the same, and priced on the line through the two: a fixed part
-(start, loading, the final evaluation) and a part per iteration, at its own iterations.
+80) is timed at two shorter lengths (short_lengths: 2 iterations and a third of its own), its config otherwise the same,
+and priced on the line through the two at its own iterations: a fixed part (start, loading, the final evaluation,
+writing) and a part per iteration.
 
 `--check CELL ...` runs those cells whole and sets their CPU seconds beside the table's (the extrapolation's check).
 It lives in the workflow, not in agentrl.numerics.bench, because it reads designs (agentrl imports no workflow); it
@@ -38,7 +39,11 @@ from workflow.design import cell_json, expand_design, load_design, shared_critic
 from workflow.plan import DesignError
 from workflow.state import COST_COLUMNS, COSTS_FILE, JobCosts, job_costs
 
-SHORT = (2, 4)  # the iterations a trainer cell is timed at
+def short_lengths(iterations: int) -> tuple[int, int]:
+    """The iterations a trainer cell of these iterations is timed at: 2, and a third of its own rounded up (at least
+    4): far enough apart that a job's noise (about 0.3 CPU s) moves the line little, and past the first iterations,
+    which cost more than later ones."""
+    return 2, max(4, -(-iterations // 3))
 
 
 class Clock(NamedTuple):
@@ -104,15 +109,16 @@ class Bench:
         return self.run(agentrl('train', '--config', str(config), '--out', str(out), *self.options, *critic))
 
     def cell_row(self, name: str) -> dict:
-        """A cell's row: its job timed whole where its iterations are at most SHORT's longest, else on the line through
-        its jobs of SHORT iterations."""
+        """A cell's row: on the line through its jobs of short_lengths iterations, or its job timed whole where it is
+        no longer than the longer of them."""
         iterations = self.cells[name].values['iterations']
-        if iterations <= max(SHORT):
+        lengths = short_lengths(iterations)
+        if iterations <= lengths[1]:
             return row(name, 'cell', self.train(name, iterations), 'the job, whole')
-        clocks = [self.train(name, n) for n in SHORT]
-        cpu, wall = (line_through(*[(n, clock[i]) for n, clock in zip(SHORT, clocks)]) for i in range(2))
+        clocks = [self.train(name, n) for n in lengths]
+        cpu, wall = (line_through(*[(n, clock[i]) for n, clock in zip(lengths, clocks)]) for i in range(2))
         return row(name, 'cell', Clock(cpu[0] + cpu[1] * iterations, wall[0] + wall[1] * iterations),
-                   f'the line through its jobs of {" and ".join(map(str, SHORT))} iterations, at {iterations}',
+                   f'the line through its jobs of {lengths[0]} and {lengths[1]} iterations, at {iterations}',
                    fixed_s=cpu[0], per_iteration_s=cpu[1])
 
     def rows(self):
