@@ -45,24 +45,24 @@ def measured(configfile: str, folder: Path) -> tuple[list[dict], FakeJobs, list[
 def test_a_line_through_two_points_and_the_lengths_a_cell_is_timed_at():
     assert line_through((2, 5.0), (4, 6.0)) == (4.0, 0.5)
     assert line_through((1, 10.0), (3, 10.0)) == (10.0, 0.0)
-    assert [short_lengths(n) for n in (2, 4, 10, 30, 80)] == [(2, 4), (2, 4), (2, 4), (2, 10), (2, 27)]
+    assert [short_lengths(n) for n in (2, 4, 10, 30, 80)] == [(2, 4), (2, 4), (2, 5), (2, 15), (2, 40)]
 
 
 def test_each_source_is_priced_by_its_jobs_a_cell_on_the_line_through_two_short_ones(tmp_path):
     rows, jobs, said = measured('config/config.yaml', tmp_path)
     by_source = {row['source']: row for row in rows}
     assert [row['kind'] for row in rows] == ['critic'] + ['cell'] * 27 + ['experiment'] * 6 and len(by_source) == 34
-    ppo = FIXED_S + 1 + PER_ITERATION_S * 30  # the line through (2, 5) and (10, 9) at 30 iterations: 19
+    ppo = FIXED_S + 1 + PER_ITERATION_S * 30  # the line through (2, 5) and (15, 11.5) at 30 iterations: 19
     assert {k: by_source['baseline'][k] for k in ('cpu_s', 'wall_s', 'fixed_s', 'per_iteration_s')} == dict(
         cpu_s=ppo, wall_s=2 * ppo, fixed_s=FIXED_S + 1, per_iteration_s=PER_ITERATION_S)
-    assert by_source['baseline']['method'] == 'the line through its jobs of 2 and 10 iterations, at 30'
-    assert by_source['algorithm~reinforce']['method'] == 'the line through its jobs of 2 and 27 iterations, at 80'
+    assert by_source['baseline']['method'] == 'the line through its jobs of 2 and 15 iterations, at 30'
+    assert by_source['algorithm~reinforce']['method'] == 'the line through its jobs of 2 and 40 iterations, at 80'
     assert by_source['algorithm~reinforce']['cpu_s'] == FIXED_S + PER_ITERATION_S * 80  # no critic, 80 iterations
     assert (by_source['critic']['cpu_s'], by_source['surrogate']['cpu_s'], by_source['surrogate']['fixed_s']) == (
         CRITIC_S, EXPERIMENT_S, '')
     assert {row['method'] for row in rows if row['kind'] != 'cell'} == {'the job, whole'}
     assert {(row['cpu'], row['numerics_version']) for row in rows} == {(this_cpu().model, NUMERICS_VERSION)}
-    assert said[1] == 'cell baseline: 19.00 CPU s (wall 38.00 s; the line through its jobs of 2 and 10 iterations, at 30)'
+    assert said[1] == 'cell baseline: 19.00 CPU s (wall 38.00 s; the line through its jobs of 2 and 15 iterations, at 30)'
     # the jobs the workflow runs: the base agent once, the critic, every cell at two lengths, every experiment
     assert [command[3] for command in jobs.commands] == ['base-agent', 'warm-critic'] + ['train'] * 54 + \
         ['experiment'] * 6
@@ -71,7 +71,7 @@ def test_each_source_is_priced_by_its_jobs_a_cell_on_the_line_through_two_short_
     assert jobs.commands[2][3:] == ['train', '--config', str(tmp_path / 'configs' / 'baseline.json'), '--out',
                                     str(tmp_path / 'runs' / 'baseline' / '2'), *options,
                                     '--critic', str(tmp_path / 'critic.pt')]
-    assert (jobs.lengths['baseline'], jobs.lengths['algorithm~reinforce']) == ([2, 10], [2, 27])
+    assert (jobs.lengths['baseline'], jobs.lengths['algorithm~reinforce']) == ([2, 15], [2, 40])
     reinforce = [command for command in jobs.commands if 'algorithm~reinforce.json' in ' '.join(command)]
     assert [json.loads(Path(command[command.index('--config') + 1]).read_text())['lr'] for command in reinforce] == \
         [2e-3] * 2 and not any('--critic' in command for command in reinforce)

@@ -7,7 +7,7 @@ runs as the workflow runs it (`python -m agentrl warm-critic | experiment | trai
 cell with the seed's warmed critic), at seed 0, in a temporary folder, one at a time. Its clock is the job process's
 CPU seconds (user and system, os.wait4), which other load on the machine barely moves; its wall time, which that load
 inflates, is stated beside it. An experiment and the critic are timed whole. A trainer cell (30 iterations, REINFORCE
-80) is timed at two shorter lengths (short_lengths: 2 iterations and a third of its own), its config otherwise the same,
+80) is timed at two shorter lengths (short_lengths: 2 iterations and half its own), its config otherwise the same,
 and priced on the line through the two at its own iterations: a fixed part (start, loading, the final evaluation,
 writing) and a part per iteration.
 
@@ -40,10 +40,10 @@ from workflow.plan import DesignError
 from workflow.state import COST_COLUMNS, COSTS_FILE, JobCosts, job_costs
 
 def short_lengths(iterations: int) -> tuple[int, int]:
-    """The iterations a trainer cell of these iterations is timed at: 2, and a third of its own rounded up (at least
-    4): far enough apart that a job's noise (about 0.3 CPU s) moves the line little, and past the first iterations,
-    which cost more than later ones."""
-    return 2, max(4, -(-iterations // 3))
+    """The iterations a trainer cell of these iterations is timed at: 2, and half its own rounded up (at least 4).
+    Apart by half the cell, so that the line carries a job's noise (its CPU seconds move by 5 to 10% with the
+    machine's load) to the cell's price about twice, not the 14 times of jobs of 2 and 4 iterations."""
+    return 2, max(4, -(-iterations // 2))
 
 
 class Clock(NamedTuple):
