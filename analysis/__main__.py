@@ -6,15 +6,18 @@ the record of its name and seed; records of another numerics version leave) to -
 design's runs published before its ledger.
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
 `replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
-decided and cost, and the runs it would need that the records lack (analysis/ledger/replay.py)."""
+decided and cost (by the design's cost table, DIR/../costs.csv, where there is one), and the runs it would need that
+the records lack (analysis/ledger/replay.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from agentrl.files import write_text
 from workflow.plan import look_text, seed_plan
+from workflow.state import job_costs
 
 from .ledger.chapter import Context
 from .ledger.replay import replay, report
@@ -99,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == 'replay':
         plan = seed_plan({'seeds': args.seeds})
         try:
-            text = report(replay(Context.build(runs, options['baseline']), runs, plan), plan)
+            costs = job_costs(Path(args.records).parent)  # the records' design's results_dir
+            text = report(replay(Context.build(runs, options['baseline']), runs, plan, costs), plan)
         except ValueError as error:
             parser.error(str(error))
         print(text)

@@ -7,9 +7,11 @@ import pytest
 
 from workflow.plan import (DesignError, SeedPlan, added_runs, check_look, final_stage, look_file, read_next,
                            seed_plan, seeds_at_stage, stage_summary, superseded)
+from workflow.state import JobCosts
 
 PLAN = seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 20}})
 NAMES = ['baseline', 'lam~0.95', 'surrogate']
+PPO = dict(algorithm='ppo', epochs=4)
 LOOKS = {1: dict(seeds=15, sources=['baseline', 'surrogate']), 2: dict(seeds=20, sources=['surrogate']), 3: {}}
 
 
@@ -48,22 +50,42 @@ def test_a_stage_adds_only_the_new_seeds_of_the_sources_it_grows_and_says_so():
     assert added == {'baseline': list(range(10, 15)), 'surrogate': list(range(10, 15))}
     assert added_runs(PLAN, before, {}) == {name: list(range(10)) for name in NAMES}
     seconds = {'baseline': [50.0, 70.0, 54.0], 'surrogate': [20.0]}  # medians 54 and 20
-    assert stage_summary(PLAN, 2, added, ['baseline', 'lam~0.95'], ['baseline', 'baseline', 'surrogate'], seconds) == (
+    cells = {'baseline': PPO, 'lam~0.95': PPO}
+    three = [('baseline', 10), ('baseline', 11), ('surrogate', 10)]
+    assert stage_summary(PLAN, 2, added, cells, three, seconds) == (
         'stage 2 of at most 3: 1 cells and 1 experiments to 15 seeds, 10 runs added, 3 to make (the others are '
-        'published or here), about 128 s of runs at the median time the records hold for each cell and experiment'
-        '\n  cells: baseline\n  experiments: surrogate')
-    assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline', 'surrogate'], {'baseline': [60.0]}).split('\n')[0] \
-        .endswith('2 to make (the others are published or here), about 60 s of runs at the median time the records '
-                  'hold for each cell and experiment (1 of them untimed: the records hold no run of their cell or '
-                  'experiment)')
-    assert '0 to make (the others are published or here)\n' in stage_summary(PLAN, 2, added, ['baseline'], [], {})
-    assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline', 'surrogate'], {}).split('\n')[0].endswith(
+        'published or here), about 128 s of runs at the median time the records hold for each cell and experiment; '
+        'no cost table: wall times (python -m workflow.costs)\n  cells: baseline\n  experiments: surrogate')
+    two = [('baseline', 10), ('surrogate', 10)]
+    assert stage_summary(PLAN, 2, added, cells, two, {'baseline': [60.0]}).split('\n')[0].endswith(
+        '2 to make (the others are published or here), about 60 s of runs at the median time the records hold for '
+        'each cell and experiment (1 of them untimed: the records hold no run of their cell or experiment); no cost '
+        'table: wall times (python -m workflow.costs)')
+    assert '0 to make (the others are published or here)\n' in stage_summary(PLAN, 2, added, cells, [], {})
+    assert stage_summary(PLAN, 2, added, cells, two, {}).split('\n')[0].endswith(
         '2 to make (the others are published or here), none timed: the records hold no run of their cells or '
-        'experiments')
+        'experiments; no cost table: wall times (python -m workflow.costs)')
     machines = ['AMD EPYC (family 25)', 'Intel Xeon (family 6)', 'AMD EPYC (family 25)']
-    assert stage_summary(PLAN, 2, added, ['baseline'], ['baseline'], {'baseline': [60.0]}, machines).split('\n')[0] \
+    assert stage_summary(PLAN, 2, added, cells, [('baseline', 10)], {'baseline': [60.0]}, machines).split('\n')[0] \
         .endswith('about 60 s of runs at the median time the records hold for each cell and experiment (made on AMD '
-                  'EPYC (family 25); Intel Xeon (family 6))')
+                  'EPYC (family 25); Intel Xeon (family 6)); no cost table: wall times (python -m workflow.costs)')
+
+
+def test_with_a_cost_table_a_stage_is_priced_by_it_a_critic_per_seed_of_its_ppo_runs():
+    added = {'baseline': list(range(10, 15)), 'reinforce': [10], 'surrogate': list(range(10, 15))}
+    cells = {'baseline': PPO, 'reinforce': dict(PPO, algorithm='reinforce')}
+    costs = JobCosts('results/costs.csv', {'baseline': 20.0, 'reinforce': 12.5, 'surrogate': 7.0}, 4.0, 'AMD EPYC',
+                     '2026-12-06', '5')
+    runs = [('baseline', 10), ('baseline', 11), ('reinforce', 10), ('reinforce', 12), ('surrogate', 10)]
+    table = ('about 80 CPU s of jobs by the cost table results/costs.csv (CPU seconds of one job, measured 2026-12-06 '
+             "on AMD EPYC, numerics version 5): each run its cell's or experiment's, and 2 warmed critics (one per "
+             'seed of its PPO runs)')
+    assert stage_summary(PLAN, 2, added, cells, runs, {'baseline': [999.0]}, costs=costs).split('\n')[0].endswith(
+        f'5 to make (the others are published or here), {table}')  # 2 x 20 + 2 x 12.5 + 7 + 2 critics x 4 = 80
+    assert stage_summary(PLAN, 2, added, cells, [*runs, ('lam~0.9', 10)], {}, costs=costs).split('\n')[0].endswith(
+        f'{table} (1 of them untimed: the cost table lacks their cell or experiment)')
+    assert stage_summary(PLAN, 2, added, cells, [('lam~0.9', 10)], {}, costs=costs).split('\n')[0].endswith(
+        'none timed: the cost table lacks their cells or experiments')
 
 
 def test_a_look_file_is_read_only_for_its_basis(tmp_path):

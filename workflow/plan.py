@@ -180,26 +180,38 @@ def added_runs(plan: SeedPlan, seeds: dict[str, int], before: dict[str, int]) ->
     return {name: list(plan.seeds[before.get(name, 0):n]) for name, n in seeds.items() if n != before.get(name, 0)}
 
 
-def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: Iterable[str], to_make: list[str],
-                  seconds: dict[str, list[float]], made_on: Iterable[str] = ()) -> str:
-    """What a stage adds, as the workflow logs it (a dry run shows it): to_make names the cell or experiment of each
-    run to make; seconds: the recorded wall times of each name (state.recorded_seconds), whose medians estimate the
-    time of the runs to make; made_on: the CPUs the records' runs were made on (times hold for those machines)."""
-    cells = set(cells)
+def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: dict[str, dict],
+                  to_make: list[tuple[str, int]], seconds: dict[str, list[float]], made_on: Iterable[str] = (),
+                  costs=None) -> str:
+    """What a stage adds, as the workflow logs it (a dry run shows it): cells: the design's (name -> values); to_make:
+    the runs to make (name, seed). Their cost: by the design's cost table where it has one (costs:
+    workflow.state.job_costs), each run its source's CPU seconds and one warmed critic per seed of its PPO runs;
+    otherwise the median of the wall times the records hold for each name (seconds: state.recorded_seconds), on the
+    CPUs that made them (made_on), whatever else loaded those machines."""
     grown_cells = [name for name in added if name in cells]
     grown_experiments = [name for name in added if name not in cells]
-    untimed = sum(name not in seconds for name in to_make)
-    estimate = sum(statistics.median(seconds[name]) for name in to_make if name in seconds)
-    machines = sorted(set(made_on))
+    names = [name for name, _ in to_make]
+    if costs is None:
+        timed, critics_s = {name: statistics.median(seconds[name]) for name in names if name in seconds}, 0.0
+        machines = sorted(set(made_on))
+        how = (' s of runs at the median time the records hold for each cell and experiment'
+               + (f' (made on {"; ".join(machines)})' if machines else ''))
+        lacking, after = 'the records hold no run of', '; no cost table: wall times (python -m workflow.costs)'
+    else:
+        critics = len({seed for name, seed in to_make if cells.get(name, {}).get('algorithm') == 'ppo'})
+        timed, critics_s = costs.seconds, critics * costs.critic_s
+        how = (f' CPU s of jobs by {costs}: each run its cell\'s or experiment\'s, and {critics} warmed critics (one '
+               'per seed of its PPO runs)')
+        lacking, after = 'the cost table lacks', ''
+    untimed = sum(name not in timed for name in names)
+    estimate = sum(timed[name] for name in names if name in timed) + critics_s
     if not to_make:
         cost = ''
     elif untimed == len(to_make):
-        cost = ', none timed: the records hold no run of their cells or experiments'
+        cost = f', none timed: {lacking} their cells or experiments{after}'
     else:
-        cost = (f', about {estimate:,.0f} s of runs at the median time the records hold for each cell and experiment'
-                + (f' (made on {"; ".join(machines)})' if machines else '')
-                + (f' ({untimed} of them untimed: the records hold no run of their cell or experiment)'
-                   if untimed else ''))
+        cost = (f', about {estimate:,.0f}{how}'
+                + (f' ({untimed} of them untimed: {lacking} their cell or experiment)' if untimed else '') + after)
     return (f'stage {stage} of at most {len(plan.looks)}: {len(grown_cells)} cells and {len(grown_experiments)} '
             f'experiments to {plan.looks[stage - 1]} seeds, {sum(map(len, added.values()))} runs added, '
             f'{len(to_make)} to make (the others are published or here){cost}\n  cells: '

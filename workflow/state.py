@@ -8,17 +8,22 @@ belongs to its basis: the design's cells and configs, experiments, seed plan, th
 the claims (DECISION_MODULES, found from the look's imports) and the numerics version; the basis file's name holds its
 digest, so a new basis is a missing file and every look and the aggregation after it are remade. A look of another
 basis, or one naming a cell or experiment the design does not have, is never read (workflow/plan.py reads them).
+A design's runs are priced by its cost table (`<results_dir>/costs.csv`, workflow/costs.py measures it) where it has
+one: CPU seconds of one job of each source, which the dry run's estimate and the replay (analysis/ledger/replay.py) read
+here; without one, by the wall times its records hold.
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import json
 import os
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -100,6 +105,61 @@ def recorded_seconds(records: Path | str) -> dict[str, list[float]]:
     return found
 
 
+COSTS_FILE = 'costs.csv'  # a design's cost table, in its results_dir
+COST_COLUMNS = ('source', 'kind', 'cpu_s', 'wall_s', 'method', 'fixed_s', 'per_iteration_s', 'cpu', 'numerics_version',
+                'measured')
+COST_KINDS = ('critic', 'cell', 'experiment')  # the warmed critic: one job per seed, shared by its PPO cells
+
+
+@dataclass(frozen=True)
+class JobCosts:
+    """A design's cost table: the CPU seconds of one job (one seed) of each cell and experiment and of one warmed
+    critic, and where they were measured (CPUs, dates, numerics versions: each '; '-joined where rows differ)."""
+    path: str
+    seconds: dict[str, float]  # cell or experiment -> CPU seconds of one job
+    critic_s: float
+    cpu: str
+    measured: str
+    numerics_version: str
+
+    def __str__(self) -> str:
+        return (f'the cost table {self.path} (CPU seconds of one job, measured {self.measured} on {self.cpu}, numerics '
+                f'version {self.numerics_version})')
+
+
+def job_costs(results_dir: Path | str) -> JobCosts | None:
+    """The design's cost table (`<results_dir>/costs.csv`, COST_COLUMNS); None where there is none; a ValueError of
+    one line naming the file, and the line, where it is not one."""
+    path = Path(results_dir) / COSTS_FILE
+    if not path.is_file():
+        return None
+    with path.open(newline='') as file:
+        reader = csv.DictReader(file)
+        if tuple(reader.fieldnames or ()) != COST_COLUMNS:
+            raise ValueError(f'{path}: columns {",".join(reader.fieldnames or [])}: expected {",".join(COST_COLUMNS)}')
+        rows = list(reader)
+    seconds, critics, seen = {}, [], set()
+    for line, row in enumerate(rows, start=2):
+        if None in row or None in row.values():  # more fields than columns, or fewer
+            raise ValueError(f'{path}: line {line}: expected {len(COST_COLUMNS)} fields')
+        try:
+            cpu_s = float(row['cpu_s'])
+        except (TypeError, ValueError):
+            raise ValueError(f'{path}: line {line}: cpu_s {row["cpu_s"]!r} is not a number of seconds') from None
+        if row['kind'] not in COST_KINDS or not cpu_s >= 0 or row['source'] in seen:
+            raise ValueError(f'{path}: line {line}: {row["source"]!r}, {row["kind"]!r}, {row["cpu_s"]}: expected a '
+                             f'source not named before, a kind of {", ".join(COST_KINDS)} and seconds at least 0')
+        seen.add(row['source'])
+        if row['kind'] == 'critic':
+            critics.append(cpu_s)
+        else:
+            seconds[row['source']] = cpu_s
+    if len(critics) != 1:
+        raise ValueError(f'{path}: {len(critics)} rows of kind critic: expected one')
+    stated = {column: '; '.join(sorted({row[column] for row in rows})) for column in COST_COLUMNS[-3:]}
+    return JobCosts(str(path), seconds, critics[0], **stated)
+
+
 def unreadable_runs(results_dir: Path | str) -> list[Path]:
     """The run.json files of results_dir's run directories (runs/, experiments/) that cannot be read as a run: not
     JSON, or not an object with a summary and provenance (a file damaged after its job wrote it)."""
@@ -148,6 +208,12 @@ def published(rows: list[dict], cells: dict[str, Cell], experiments: Iterable[st
 def run_file(results_dir: str, name: str, seed: int, cell: bool) -> str:
     """The run.json of a cell's (cell True) or an experiment's run."""
     return f"{results_dir}/{'runs' if cell else 'experiments'}/{name}/seed~{seed}/run.json"
+
+
+def run_of(path: str) -> tuple[str, int]:
+    """The (name, seed) of a run.json path (run_file's)."""
+    *_, name, seed, _ = Path(path).parts
+    return name, int(seed.removeprefix('seed~'))
 
 
 def more_seeds(name: str, count: int, cells: Iterable[str], experiments: Iterable[str], held: dict[str, set[int]],

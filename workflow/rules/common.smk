@@ -23,6 +23,7 @@ from workflow.plan import DesignError, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
+from workflow.state import job_costs, run_of
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
 # A job that runs Snakemake again (every job under the SLURM executor) gets the parent's --configfile
@@ -140,6 +141,15 @@ def made_runs_option():
         raise WorkflowError(f"no run of the design is made yet under {RESULTS}: nothing to add to its records")
     records = ["--records", shlex.quote(RECORDS)] if os.path.isdir(RECORDS) else []
     return " ".join([*records, "--run-files", *map(shlex.quote, made)])
+
+
+def cost_table():
+    """The design's cost table (workflow/state.py, job_costs), None where it has none; one that cannot be read stops
+    the workflow, naming it."""
+    try:
+        return job_costs(RESULTS)
+    except ValueError as error:
+        raise WorkflowError(str(error)) from None
 
 
 def stage1_runs(names):

@@ -48,10 +48,9 @@ def stage_runs(wildcards):
     if stage not in PLANNED:
         PLANNED.add(stage)
         added = added_runs(PLAN, seeds, sources_at(stage - 1) if stage > 1 else {})
-        made = [path for path in split_runs(added, run_path, PUBLISHED)[0] if not os.path.exists(path)]
-        names = [Path(path).parts[-3] for path in made]  # RESULTS/runs/NAME/seed~K/run.json
+        made = [run_of(path) for path in split_runs(added, run_path, PUBLISHED)[0] if not os.path.exists(path)]
         made_on = [row["cpu"] for row in RECORD_ROWS if row.get("cpu")]
-        logger.info(stage_summary(PLAN, stage, added, CELLS, names, recorded_seconds(RECORDS), made_on))
+        logger.info(stage_summary(PLAN, stage, added, CELLS, made, recorded_seconds(RECORDS), made_on, cost_table()))
     return runs_of(seeds)
 
 
