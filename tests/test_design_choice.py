@@ -9,13 +9,14 @@ import pandas as pd
 import pytest
 
 from analysis.ledger.claims import load_claims
-from analysis.ledger.design_choice import (CANDIDATES, CRITIC, Family, Scenario, bh_cutoffs, decides_a_quarter,
+from analysis.ledger.design_choice import (CANDIDATES, Family, Scenario, bh_cutoffs, decides_a_quarter,
                                            design_table, draw, family, job_seconds, judge, plan_levels, prices,
                                            run_ledgers)
 from analysis.ledger.sequential import look_levels
 from analysis.ledger.simulation import main, pilot_scenario, run_ledger, version_context
 from analysis.stats.inference import bh_threshold
 from workflow.design import load_design
+from workflow.state import COST_COLUMNS, JobCosts
 
 ALPHA = 0.05
 REPO = Path(__file__).resolve().parents[1]
@@ -109,15 +110,15 @@ def test_a_source_costs_its_seeds_run_and_the_critic_a_job_per_seed_a_ppo_cell_r
     12 seeds). Ledger 1: baseline to 22 (b), the others at 12: 22*10 + 12*20 + 12*3 + 12*7 + 22 critics*5 = 690.
     Ledger 2: baseline and lam~0.9 to 40 (a), surrogate to 30: 400 + 800 + 90 + 84 + 40*5 = 1574. Ledger 3: only the
     experiment goes on (to 40): 120 + 240 + 120 + 84 and 12 critics, 624."""
-    table = pd.DataFrame(dict(source=['baseline', 'lam~0.9', 'lam~0.9', 'surrogate', 'algorithm~reinforce', CRITIC],
-                              cpu_s=[10.0, 18.0, 22.0, 3.0, 7.0, 5.0]))  # lam~0.9: two rows, 20 s on average
-    cpu, critic = prices(table, TINY)
+    costs = JobCosts('costs.csv', {'baseline': 10.0, 'lam~0.9': 20.0, 'surrogate': 3.0, 'algorithm~reinforce': 7.0},
+                     5.0, 'a CPU', '2026-12-06', '5')
+    cpu, critic = prices(costs, TINY)
     assert cpu.tolist() == [10.0, 20.0, 3.0, 7.0] and critic == 5.0
     seeds = np.array([[12, 22, 12], [40, 12, 30], [12, 12, 40]])
     assert job_seconds(seeds, TINY, cpu, critic, 12).tolist() == [690.0, 1574.0, 624.0]
     assert job_seconds(np.full((1, 3), 8), TINY, cpu, critic, 8).tolist() == [8 * 40 + 8 * 5]  # fixed at 8
-    with pytest.raises(ValueError, match='no cpu_s for surrogate, critic'):
-        prices(table[~table['source'].isin(['surrogate', CRITIC])], TINY)
+    with pytest.raises(ValueError, match='costs.csv has no cpu_s for lam~0.9, surrogate, algorithm~reinforce'):
+        prices(JobCosts('costs.csv', {'baseline': 10.0}, 5.0, '', '', ''), TINY)
 
 
 def test_the_chosen_design_is_the_eligible_one_with_the_fewest_job_seconds_per_decided_claim():
@@ -164,7 +165,10 @@ def test_the_family_command_writes_every_candidate_with_the_given_cost_tables(pu
                                                                               monkeypatch):
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
     costs = tmp_path / 'costs.csv'
-    pd.DataFrame(dict(source=[*published_family.sources, CRITIC], cpu_s=30.0)).to_csv(costs, index=False)
+    rows = [dict(source='critic', kind='critic', cpu_s=30.0)] + [
+        dict(source=name, kind='cell' if '~' in name or name == 'baseline' else 'experiment', cpu_s=30.0)
+        for name in published_family.sources]
+    pd.DataFrame(rows).reindex(columns=COST_COLUMNS).fillna('').to_csv(costs, index=False)
     out = tmp_path / 'designs.csv'
     assert main(['--family', '--ledgers', '3', '--costs', *[str(costs)] * 3, '--out', str(out)]) == 0
     table = pd.read_csv(out)

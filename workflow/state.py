@@ -128,12 +128,15 @@ class JobCosts:
 
 
 def job_costs(results_dir: Path | str) -> JobCosts | None:
-    """The design's cost table (`<results_dir>/costs.csv`, COST_COLUMNS); None where there is none; a ValueError of
-    one line naming the file, and the line, where it is not one."""
+    """The design's cost table (`<results_dir>/costs.csv`: cost_table); None where there is none."""
     path = Path(results_dir) / COSTS_FILE
-    if not path.is_file():
-        return None
-    with path.open(newline='') as file:
+    return cost_table(path) if path.is_file() else None
+
+
+def cost_table(path: Path | str) -> JobCosts:
+    """A cost table's file (COST_COLUMNS); a ValueError of one line naming the file, and the line, where it is not
+    one."""
+    with open(path, newline='') as file:
         reader = csv.DictReader(file)
         if tuple(reader.fieldnames or ()) != COST_COLUMNS:
             raise ValueError(f'{path}: columns {",".join(reader.fieldnames or [])}: expected {",".join(COST_COLUMNS)}')

@@ -16,6 +16,7 @@ import pandas as pd
 
 from workflow.design import baseline_name, expand_design, recorded
 from workflow.plan import SeedPlan, seed_plan
+from workflow.state import JobCosts
 
 from ..stats.inference import DEFAULTS
 from .chapter import Context
@@ -51,7 +52,6 @@ CANDIDATES = [list(range(n)) for n in (6, 8, 10, 12, 16, 20)] + [
     for initial in (6, 8, 10, 12) for step in (2, 4, 6) for most in (20, 30, 40) for gamma in (-4.0, -2.0, 1.0)]
 ALPHA = DEFAULTS['alpha']
 QUARTER = 8  # m / 4 p-values of 2^-n_k among 2m pass BH at a_k when 2^-n_k <= (m / 4) / (2m) a_k = a_k / 8
-CRITIC = 'critic'  # the warmed critic's row in a cost table (its other rows: the design's cells and experiments)
 
 
 @dataclass(frozen=True)
@@ -145,14 +145,13 @@ def run_ledgers(values: np.ndarray, smallest: float, looks: list[int], levels: l
     return verdict, seeds
 
 
-def prices(table: pd.DataFrame, family: Family) -> tuple[np.ndarray, float]:
-    """A cost table (columns source, cpu_s; rows of one source averaged) -> one job's CPU seconds per source of the
-    family [sources] and the warmed critic's; an error naming the sources it lacks."""
-    cpu = table.groupby('source')['cpu_s'].mean()
-    missing = [name for name in (*family.sources, CRITIC) if name not in cpu]
+def prices(costs: JobCosts, family: Family) -> tuple[np.ndarray, float]:
+    """A cost table (workflow.state.cost_table) -> one job's CPU seconds per source of the family [sources] and the
+    warmed critic's; an error naming the sources it lacks."""
+    missing = [name for name in family.sources if name not in costs.seconds]
     if missing:
-        raise ValueError(f'the cost table has no cpu_s for {", ".join(missing)}')
-    return cpu[list(family.sources)].to_numpy(float), float(cpu[CRITIC])
+        raise ValueError(f'{costs.path} has no cpu_s for {", ".join(missing)}')
+    return np.array([costs.seconds[name] for name in family.sources], float), costs.critic_s
 
 
 def job_seconds(seeds: np.ndarray, family: Family, cpu: np.ndarray, critic: float, first: int) -> np.ndarray:

@@ -29,6 +29,7 @@ from scipy import stats
 from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import SeedPlan, seed_plan
+from workflow.state import COSTS_FILE, cost_table
 
 from ..records.records import load_records, select
 from ..stats.inference import DEFAULTS, bh_threshold, exceed_p
@@ -301,8 +302,8 @@ def third_criterion(ledgers: int, seed: int = 0, jobs: int = 1, costs: list[str]
     claims = load_claims(chapter=contexts[0].chapter)
     found = family(claims, designs[0], contexts[0])
     pilots = [pilot_scenario(ctx, claims, found.ids, substrate_of(design)) for ctx, design in zip(contexts, designs)]
-    tables = costs or [Path(design['results_dir']) / 'costs.csv' for design in designs]
-    return family_table(CANDIDATES, found, pilots, {pilot.name: prices(pd.read_csv(table), found)
+    tables = costs or [Path(design['results_dir']) / COSTS_FILE for design in designs]
+    return family_table(CANDIDATES, found, pilots, {pilot.name: prices(cost_table(table), found)
                                                     for pilot, table in zip(pilots, tables)}, ledgers, seed, jobs)
 
 
