@@ -33,7 +33,7 @@ def test_one_look_at_every_seed_is_the_fixed_level():
 def test_the_looks_spend_alpha_in_total_by_the_hwang_shih_decani_increments():
     levels = look_levels(LOOKS, MAX_SEEDS, ALPHA)
     assert sum(levels) == pytest.approx(ALPHA)
-    assert LOOKS == [12, 22, 32, 40]  # the default design's
+    assert LOOKS == [12, 22, 32, 40]  # the sequential design the first criterion chose
     assert levels[0] == pytest.approx(ALPHA * (math.e ** 1.8 - 1) / (math.e ** 6 - 1))  # 0.00063 at 12 of 40
     assert levels[-1] == pytest.approx(ALPHA - spent(np.array([32 / 40]), ALPHA)[0])
 
