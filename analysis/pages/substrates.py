@@ -269,7 +269,9 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
     rows = record_rows(records)
     if not ledger:
         return f'no look yet: its records hold {made(rows)}' if rows else 'not run'
-    plan, stage = seed_plan(design), json.loads((records / 'aggregate.json').read_text())['stage']
+    aggregated = json.loads((records / 'aggregate.json').read_text())  # the ledger's own design, which the design
+    plan = seed_plan({'seeds': aggregated['seeds']} if aggregated.get('seeds') else design)  # may have left since
+    stage = aggregated['stage']
     if stage is None:
         return f'done: one look at {plan.looks[0]} seeds, {made(rows)}'
     done = not json.loads((folder / 'stages' / f'stage~{stage}.json').read_text())['next']
@@ -296,7 +298,10 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
         claims, comparisons = folder / 'tables' / 'claims.csv', folder / 'tables' / 'comparisons.csv'
         ledger = pd.read_csv(claims, keep_default_na=False, na_values=['']) if claims.is_file() else None
-        judged[name] = Judged(ledger, progress(design, folder, ledger is not None), seed_design(design),
+        made = folder / 'records' / 'aggregate.json'
+        seeds = json.loads(made.read_text()).get('seeds') if ledger is not None and made.is_file() else None
+        judged[name] = Judged(ledger, progress(design, folder, ledger is not None),
+                              seed_design({'seeds': seeds} if seeds else design),
                               pd.read_csv(comparisons) if comparisons.is_file() else None)
     return judged
 
