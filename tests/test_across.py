@@ -149,12 +149,15 @@ def design(tmp_path, name: str) -> str:
     return str(path)
 
 
-def records(folder, runs: int, stage: int | None, version: int = 4) -> None:
-    """A records folder of `runs` runs at numerics `version` whose aggregation stopped at `stage`, with its manifest
-    (as published)."""
+SEQUENTIAL = dict(initial=12, step=10, max=40, gamma=-6.0)  # the design a ledger below was made under
+
+
+def records(folder, runs: int, stage: int | None, version: int = 4, seeds: dict | None = None) -> None:
+    """A records folder of `runs` runs at numerics `version` whose aggregation, under the design of `seeds` (None:
+    the design file's), stopped at `stage`, with its manifest (as published)."""
     frame = pd.DataFrame({'kind': 'train', 'name': 'baseline', 'seed': range(runs), 'numerics_version': version})
-    write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame),
-                                                    'aggregate.json': json.dumps(dict(stage=stage)).encode()}))
+    made = json.dumps(dict(stage=stage, seeds=seeds)).encode()
+    write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame), 'aggregate.json': made}))
 
 
 def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_and_figure(tmp_path):
@@ -163,7 +166,7 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     frame.to_csv(tmp_path / 'tinyagent' / 'tables' / 'claims.csv', index=False)
     pd.DataFrame([dict(cell='epochs~8', contrast='difference', metric='pass_heldout', diff=-0.2, ci_low=-0.3,
                        ci_high=-0.1, n=12, paired='yes')]).to_csv(tmp_path / 'tinyagent' / 'tables' / 'comparisons.csv')
-    records(tmp_path / 'tinyagent', 500, 2)
+    records(tmp_path / 'tinyagent', 500, 2, seeds=SEQUENTIAL)  # made under a design the file has left since
     (tmp_path / 'tinyagent' / 'stages').mkdir()
     (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
     records(tmp_path / 'longer', 74, None, version=3)
@@ -178,11 +181,11 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert list(table['direction: larger']) == ['untested'] * 4 + ['']
     markdown = (tmp_path / 'out' / 'substrates.md').read_text()
     assert markdown.startswith('# Claims on 3 substrates (tinyagent, longer, larger)')
-    seeds = 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6'
+    seeds, fixed = 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6', 'one look at 10 seeds'
     assert f'| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs, numerics version 4 | {seeds} |' in markdown
-    assert f'| longer | no look yet: its records hold 74 runs, numerics version 3 | {seeds} |' in markdown
-    assert f'| larger | not run | {seeds} |' in markdown
-    assert 'Every substrate ran under one seed design' in markdown
+    assert f'| longer | no look yet: its records hold 74 runs, numerics version 3 | {fixed} |' in markdown
+    assert f'| larger | not run | {fixed} |' in markdown
+    assert 'The substrates ran under different seed designs' in markdown
     assert "| the chapter's | direction | 0 | 0 | 0 | 3 |" in markdown
     # direction: reproduced, reversed, short, inconclusive, futile, untested; size: inside, outside, ...
     assert '| tinyagent | 3 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |' in markdown

@@ -18,7 +18,7 @@ def faults(**design) -> list[str]:
 
 
 @pytest.mark.parametrize('design, lines', [
-    (dict(seeds=dict(max=-5)), ['x.yaml: seeds.max = -5: at least 2']),  # the mapping's branch of seeds' oneOf
+    (dict(seeds=dict(initial=10, step=5, max=-5)), ['x.yaml: seeds.max = -5: at least 2']),  # the mapping's branch
     (dict(seeds=[0, 1, 1]), ['x.yaml: seeds = [0, 1, 1]: each item once']),  # the list's branch
     (dict(seeds=[]), ['x.yaml: seeds = []: at least 1 item']),
     (dict(seeds=3), ['x.yaml: seeds = 3: a list or a mapping']),  # neither branch's type
@@ -41,7 +41,7 @@ def test_a_fault_is_one_line_naming_the_file_the_key_the_value_and_what_is_allow
 
 
 def test_every_fault_has_its_line_in_the_schemas_order():
-    assert faults(seeds=dict(initial=1, step=0), baseline=dict(lamda=0.5, algorithm='ppo2')) == [
+    assert faults(seeds=dict(initial=1, step=0, max=40), baseline=dict(lamda=0.5, algorithm='ppo2')) == [
         'x.yaml: seeds.initial = 1: at least 2',
         'x.yaml: seeds.step = 0: at least 1',
         'x.yaml: baseline.lamda: unknown key; did you mean lam?',
