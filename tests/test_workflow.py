@@ -215,7 +215,8 @@ def test_the_stages_and_jobs_are_bounded_by_max():
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     sources = len(expand_design(config)) + len(config['experiments'])
-    assert f"stage's look [12, 22, 32, 40]; at most 4 stages and {sources * 40} run jobs" in out, out
+    assert f"fixed design: seeds per cell or experiment at each stage's look [10]; at most 1 stages and {sources * 10} " \
+        "run jobs" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
     assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).sequential
 
@@ -298,7 +299,7 @@ def fault_lines(output: str, design: Path) -> list[str]:
     (dict(sweeps={'lambda': [0.95]}), ['sweeps.lambda: unknown key; did you mean lam?']),
     (dict(sweeps={'target_kl': [0]}), ['sweeps.target_kl[0] = 0: more than 0']),
     (dict(seeds=[0, 1, 1]), ['seeds = [0, 1, 1]: each item once']),
-    (dict(seeds={'max': -5}), ['seeds.max = -5: at least 2']),  # merged with the default design's seeds
+    (dict(seeds={'initial': 10, 'step': 5, 'max': -5}), ['seeds.max = -5: at least 2']),
     (dict(seeds={'initial': 10, 'step': 5, 'max': 5}), ['seeds: max=5 is less than initial=10']),
     (dict(sweeps={'epochs': ['four']}), ['sweeps.epochs[0] = "four": an integer']),
     (dict(trainer=dict(early_stop='epochs', iterations=2, episodes_per_iteration=16)),
@@ -396,7 +397,7 @@ def test_every_cell_the_analysis_names_is_in_the_default_design(tmp_path):
     baseline = baseline_name(yaml.safe_load(DEFAULT_CONFIG.read_text()))
     assert baseline in configs and len(named) >= 40
     assert [cell for cell in named if select(configs, cell, baseline) is None] == []
-    assert select(configs, {'clip_high': 0.3}, baseline) is None  # the check can fail
+    assert select(configs, {'clip_high': 0.35}, baseline) is None  # the check can fail
 
 
 # --- the test design end to end --------------------------------------------------------------
