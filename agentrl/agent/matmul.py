@@ -50,7 +50,7 @@ def build_command(name: str, out: str) -> list[str]:
 
 def load() -> None:
     """torch.ops.agentrl: the kernel, built once into the cache folder (atomically: parallel jobs may build it at
-    once; about 20 s) and loaded."""
+    once; about 30 s) and loaded."""
     global _loaded
     if _loaded:
         return
@@ -86,54 +86,23 @@ def product(a: torch.Tensor, b: torch.Tensor, *, scale: float | None = None, bia
     return torch.ops.agentrl.product(a, b, scale, bias, causal, mask)
 
 
-class _Linear(torch.autograd.Function):
-    """y = x W^T + b on the kernel: x [..., I], weight [O, I], bias [O] or None -> [..., O]; its gradients too."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
-        ctx.biased = bias is not None
-        return product(x.reshape(-1, x.shape[-1]), weight.t(), bias=bias).view(*x.shape[:-1], weight.shape[0])
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, weight = ctx.saved_tensors
-        dy2, x2 = dy.reshape(-1, weight.shape[0]), x.reshape(-1, weight.shape[1])  # [n, O], [n, I]
-        dx = product(dy2, weight).view(x.shape) if ctx.needs_input_grad[0] else None
-        dw = product(dy2.t(), x2) if ctx.needs_input_grad[1] else None  # [O, I], summed over the n rows in order
-        db = None
-        if ctx.biased and ctx.needs_input_grad[2]:  # the n rows summed in order: 1 x dy, one fma chain per output
-            db = product(torch.ones(1).expand(1, dy2.shape[0]), dy2).view(-1)
-        return dx, dw, db
-
-
-class _Attention(torch.autograd.Function):
-    """softmax(q k^T / sqrt(D), masked) v on the kernel: q [B, H, T, D], k, v [B, H, S, D] -> [B, H, T, D]."""
-
-    @staticmethod
-    def forward(ctx, q, k, v, causal, mask):
-        load()
-        y, p = torch.ops.agentrl.attention(q, k, v, causal, mask)
-        ctx.save_for_backward(q, k, v, p)
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        return (*torch.ops.agentrl.attention_backward(dy, *ctx.saved_tensors), None, None)
-
-
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """F.linear at version 4; the kernel's at version 5."""
-    return _Linear.apply(x, weight, bias) if FIXED_ORDER else F.linear(x, weight, bias)
+    """F.linear at version 4; the kernel's at version 5, its gradients (dx = dy W, dW = dy^T x, db = 1 dy: sums over
+    the rows in order) on the kernel too, in C++ (matmul.cpp's Linear)."""
+    if not FIXED_ORDER:
+        return F.linear(x, weight, bias)
+    load()
+    return torch.ops.agentrl.linear(x, weight, bias)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
               mask: torch.Tensor | None = None) -> torch.Tensor:
     """F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal) at version 4; the kernel's at
-    version 5 (mask: boolean, True where a query may attend)."""
-    if FIXED_ORDER:
-        return _Attention.apply(q, k, v, causal, mask)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    version 5 (mask: boolean, True where a query may attend), its gradients in C++ (matmul.cpp's Attention)."""
+    if not FIXED_ORDER:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    load()
+    return torch.ops.agentrl.attention(q, k, v, causal, mask)
 
 
 class Linear(nn.Linear):
