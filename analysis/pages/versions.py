@@ -1,0 +1,188 @@
+"""Two publications of the same ledgers side by side: each claim's verdict in an earlier publication (a git revision)
+and now, and for every change of verdict, which of its numbers moved.
+
+    change   same; gained (open then, decided now); lost (decided then, open now); flipped (decided both times, the
+             other way: for against, or inside against outside); new (a claim the earlier ledger lacks); withdrawn
+    why      for a changed verdict, the first of these that its numbers show:
+               the estimate moved       either estimate lies outside the other's 95% interval: the runs differ
+                                        (another numerics version, other seeds), not only how many there are
+               fewer seeds / more seeds the estimates agree (each inside the other's interval), and a verdict
+                                        lost on fewer seeds or gained on more: the evidence, not the effect, changed
+               the cut-off moved        the estimates agree, and the seeds do not explain the change (as many
+                                        seeds, a verdict gained on fewer or lost on more, or flipped): the level
+                                        it was judged at (its look's share of the error, the Benjamini-Hochberg
+                                        cut-off over the family) or a rule changed
+               the runs changed         a check (pass or fail, no estimate): it is exact on its runs, so only
+                                        different runs (another numerics version) move it
+
+    python -m analysis.pages.versions REVISION [DESIGN ...]
+
+reads each design's published ledger (results_dir/tables/claims.csv) at REVISION (git) and in the working tree, and
+the numerics version of each one's records, and writes versions.csv (one row per substrate and claim) and versions.md
+(per substrate the counts of each change and why, then every changed claim) under --out (default results/across).
+Findings and checks are kept: a check's change is a pass turned fail or back.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentrl.files import write_text
+from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
+
+from ..ledger.verdicts import AGAINST, SUPPORTED
+from ..text import to_markdown
+
+DECIDED = SUPPORTED + AGAINST + ('pass', 'fail')
+CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
+REASONS = ('the estimate moved', 'fewer seeds', 'more seeds', 'the cut-off moved', 'the runs changed')
+CHECKS = ('pass', 'fail')
+KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high')
+
+
+def change(old, new) -> str:
+    """How a claim's verdict went from old to new (NaN: the claim is absent from that ledger)."""
+    if pd.isna(old):
+        return 'new'
+    if pd.isna(new):
+        return 'withdrawn'
+    if old == new:
+        return 'same'
+    if old in DECIDED and new in DECIDED:
+        return 'flipped'
+    return 'gained' if new in DECIDED else 'lost'
+
+
+def inside(value: float, low: float, high: float) -> bool:
+    """Whether value lies in [low, high]; a missing bound is no bound."""
+    return (np.isnan(low) or value >= low) and (np.isnan(high) or value <= high)
+
+
+def reason(row: pd.Series) -> str:
+    """Why a changed verdict changed (REASONS), from the two rows' estimates, intervals and seeds ('' if unchanged)."""
+    if row['change'] in ('same', 'new', 'withdrawn'):
+        return ''
+    if row['verdict_then'] in CHECKS and row['verdict_now'] in CHECKS:
+        return 'the runs changed'
+    old, new = row['estimate_then'], row['estimate_now']
+    if np.isfinite(old) and np.isfinite(new) and not (inside(new, row['ci_low_then'], row['ci_high_then'])
+                                                      and inside(old, row['ci_low_now'], row['ci_high_now'])):
+        return 'the estimate moved'
+    if row['change'] == 'lost' and row['n_now'] < row['n_then']:
+        return 'fewer seeds'
+    if row['change'] == 'gained' and row['n_now'] > row['n_then']:
+        return 'more seeds'
+    return 'the cut-off moved'
+
+
+def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
+    """Two ledgers (claims.csv rows) -> one row per claim: id, verdict_then, verdict_now, n, estimate and 95% interval
+    of each (suffixes _then, _now), change and why; in the newer ledger's order, withdrawn claims last."""
+    def kept(ledger):
+        frame = ledger[list(KEPT)].copy()
+        for column in ('n', 'estimate', 'ci_low', 'ci_high'):
+            frame[column] = pd.to_numeric(frame[column], errors='coerce')
+        return frame
+    rows = kept(then).merge(kept(now), on='id', how='outer', suffixes=('_then', '_now'), sort=False)
+    order = {claim: i for i, claim in enumerate(list(now['id']) + list(then['id']))}
+    rows = rows.sort_values('id', key=lambda ids: ids.map(order), kind='stable').reset_index(drop=True)
+    rows['change'] = [change(a, b) for a, b in zip(rows['verdict_then'], rows['verdict_now'])]
+    rows['why'] = rows.apply(reason, axis=1)
+    return rows
+
+
+def git_bytes(revision: str, path: Path) -> bytes | None:
+    """A file's bytes at a git revision; None where the revision lacks it; a ValueError for an unknown revision."""
+    known = subprocess.run(['git', 'rev-parse', '--verify', '--quiet', f'{revision}^{{commit}}'], capture_output=True)
+    if known.returncode:
+        raise ValueError(f'revision {revision!r}: not a commit of this repository')
+    shown = subprocess.run(['git', 'show', f'{revision}:{path.as_posix()}'], capture_output=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def numerics_of(runs: bytes | None) -> str:
+    """The numerics version(s) of a records folder's runs.parquet ('' where there is none)."""
+    if runs is None:
+        return ''
+    versions = sorted(pd.read_parquet(io.BytesIO(runs))['numerics_version'].dropna().astype(int).unique())
+    return ', '.join(map(str, versions))
+
+
+def read_ledger(data: bytes | None) -> pd.DataFrame | None:
+    return None if data is None else pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[''])
+
+
+def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each design's ledger at revision and now -> (the rows of every substrate, with its name first; per substrate
+    the numerics versions then and now and the counts of each change and reason). Substrates without a ledger
+    both times are left out."""
+    rows, counts = [], []
+    for path in designs:
+        design = load_design(path)
+        name, folder = substrate_of(design), Path(design['results_dir'])
+        ledger = folder / 'tables' / 'claims.csv'
+        then = read_ledger(git_bytes(revision, ledger))
+        now = pd.read_csv(ledger, keep_default_na=False, na_values=['']) if ledger.is_file() else None
+        if then is None or now is None:
+            continue
+        runs = folder / 'records' / 'runs.parquet'
+        compared = compare(then, now)
+        rows.append(compared.assign(substrate=name))
+        tally = compared['change'].value_counts().reindex(CHANGES, fill_value=0)
+        why = compared['why'].value_counts().reindex(REASONS, fill_value=0)
+        counts.append({'substrate': name, 'numerics then': numerics_of(git_bytes(revision, runs)),
+                       'numerics now': numerics_of(runs.read_bytes() if runs.is_file() else None),
+                       **tally.to_dict(), **{f'why: {k}': v for k, v in why.items()}})
+    if not rows:
+        raise ValueError(f'no design given has a published ledger both at {revision} and now')
+    table = pd.concat(rows, ignore_index=True)
+    return table[['substrate'] + [c for c in table if c != 'substrate']], pd.DataFrame(counts)
+
+
+NOTE = ('A verdict **gained** was open then and is decided now, **lost** the other way, **flipped** decided both times '
+        'the other way. Why: **the estimate moved** where either estimate lies outside the other\'s 95% interval (the '
+        'runs differ, not only in number); **fewer seeds** where the estimates agree and a verdict was lost on fewer '
+        'seeds, **more seeds** where one was gained on more; **the cut-off moved** where the estimates agree and the '
+        'seeds do not explain the change (the level it was judged at, or a rule, changed); **the runs changed** for a '
+        'check, which is exact on its runs.')
+
+
+def publish(table: pd.DataFrame, counts: pd.DataFrame, out: Path | str) -> list[Path]:
+    """versions.csv and versions.md under out (the earlier publication named by its numerics version, in counts)."""
+    out = Path(out)
+    changed = table[~table['change'].isin(['same'])].copy()
+    for when in ('then', 'now'):
+        changed[f'estimate {when} (95% CI)'] = [
+            '' if pd.isna(e) else f'{e:.3g} ({lo:.3g} to {hi:.3g})' if np.isfinite(lo) else f'{e:.3g}'
+            for e, lo, hi in zip(changed[f'estimate_{when}'], changed[f'ci_low_{when}'], changed[f'ci_high_{when}'])]
+    shown = changed[['substrate', 'id', 'verdict_then', 'verdict_now', 'change', 'why', 'n_then', 'n_now',
+                     'estimate then (95% CI)', 'estimate now (95% CI)']]
+    markdown = '\n'.join(['# Each substrate\'s ledger now against its earlier publication', '', NOTE, '',
+                          to_markdown(counts), '## Every claim whose verdict changed', '', to_markdown(shown)])
+    return [write_text(out / 'versions.csv', table.to_csv(index=False)), write_text(out / 'versions.md', markdown)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog='python -m analysis.pages.versions', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('revision', help='the git revision of the earlier publication')
+    parser.add_argument('designs', nargs='*', default=list(PUBLISHED_DESIGNS), metavar='DESIGN',
+                        help=f'a design file, one per substrate (default: {" ".join(PUBLISHED_DESIGNS)})')
+    parser.add_argument('--out', default='results/across', help='where the tables go (default: %(default)s)')
+    args = parser.parse_args(argv)
+    try:
+        table, counts = versions(args.revision, args.designs)
+    except ValueError as error:
+        parser.error(str(error))
+    for path in publish(table, counts, args.out):
+        print(path)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
