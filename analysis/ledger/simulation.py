@@ -130,9 +130,13 @@ def pilot_mixture(own: dict[str, np.ndarray]) -> Mixture:
 
 
 def version_context(records: Path | str, version: int = PILOT_VERSION) -> Context:
-    """The Context of a records folder's runs of one numerics version."""
+    """The Context of a records folder's runs of one numerics version; a ValueError where it has none (a republished
+    substrate's records: the pilot needs those it had before)."""
     runs = load_records(records)
     kept = runs.runs[runs.runs['numerics_version'] == version]
+    if kept.empty:
+        raise ValueError(f'{records}: no runs of numerics version {version}, the pilots\' version; give the records '
+                         'the substrate had before its republish (--pilots)')
     return Context.build(select(runs, zip(kept['name'], kept['seed'])))
 
 
@@ -295,12 +299,15 @@ def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, i
     return jobs
 
 
-def third_criterion(ledgers: int, seed: int = 0, jobs: int = 1, costs: list[str] | None = None) -> pd.DataFrame:
+def third_criterion(ledgers: int, seed: int = 0, jobs: int = 1, costs: list[str] | None = None,
+                    pilots: list[str] | None = None) -> pd.DataFrame:
     """design_choice.design_table over CANDIDATES for the published designs: the family of the first (the default
-    design), a pilot from each one's version-4 records and its cost table (costs: the files, in PUBLISHED_DESIGNS'
-    order; default each one's results_dir/costs.csv)."""
+    design), a pilot from each one's version-4 records and its cost table (costs, pilots: the cost tables and records
+    folders, in PUBLISHED_DESIGNS' order; default each one's results_dir/costs.csv and results_dir/records). A
+    ValueError naming a records folder without version-4 runs."""
     designs = [load_design(path) for path in PUBLISHED_DESIGNS]
-    contexts = [version_context(Path(design['results_dir']) / 'records') for design in designs]
+    folders = pilots or [Path(design['results_dir']) / 'records' for design in designs]
+    contexts = [version_context(folder) for folder in folders]
     claims = load_claims(chapter=contexts[0].chapter)
     found = family(claims, designs[0], contexts[0])
     pilots = [pilot_scenario(ctx, claims, found.ids, substrate_of(design)) for ctx, design in zip(contexts, designs)]
@@ -328,10 +335,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--costs', nargs=len(PUBLISHED_DESIGNS), metavar='CSV',
                         help=f'with --family: the cost tables (source, cpu_s) of {", ".join(PUBLISHED_DESIGNS)} '
                              '(default: each one\'s results_dir/costs.csv)')
+    parser.add_argument('--pilots', nargs=len(PUBLISHED_DESIGNS), metavar='RECORDS',
+                        help='with --family: the version-4 records folders of the pilots, in the order of --costs '
+                             '(default: each one\'s results_dir/records)')
     parser.add_argument('--out', default='results/across/designs.csv', help='with --family: the table written')
     args = parser.parse_args(argv)
     if args.family:
-        table = third_criterion(args.ledgers, args.seed, args.jobs, args.costs)
+        try:
+            table = third_criterion(args.ledgers, args.seed, args.jobs, args.costs, args.pilots)
+        except ValueError as error:
+            parser.error(str(error))
         print(f"## The third criterion's designs ({args.ledgers} ledgers per scenario)\n")
         print(to_markdown(table))
         for design, cost in table.loc[table['chosen'], ['design', 'per_decided']].itertuples(index=False):
