@@ -50,7 +50,7 @@ def build_command(name: str, out: str) -> list[str]:
 
 def load() -> None:
     """torch.ops.agentrl: the kernel, built once into the cache folder (atomically: parallel jobs may build it at
-    once; about 30 s) and loaded."""
+    once; about 30 s) and loaded. Its key is the source's text, not its path: every checkout of it shares one build."""
     global _loaded
     if _loaded:
         return
@@ -58,7 +58,8 @@ def load() -> None:
     if missing:
         raise RuntimeError(f'the fixed-order kernel needs AVX2 and FMA; this CPU lacks {", ".join(sorted(missing))}')
     name, version = compiler()
-    key = hashlib.sha256('\n'.join([SOURCE.read_text(), *build_command(name, ''), version, torch.__version__]).encode())
+    command = [SOURCE.name if part == str(SOURCE) else part for part in build_command(name, '')]  # any checkout's
+    key = hashlib.sha256('\n'.join([SOURCE.read_text(), *command, version, torch.__version__]).encode())
     path = default_cache_dir() / 'kernels' / f'matmul-{key.hexdigest()[:20]}.so'
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
