@@ -337,7 +337,8 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
              ('encoded again after a published verdict (counted apart)', chapter[revised]),
              ('calibration targets (the substrate was tuned to them: not evidence)',
               frame[frame['group'] == 'calibration']),
-             ('cited by the chapter from the literature', frame[frame['group'] == 'literature'])]
+             ("from the literature: cited by the chapter, and the study's advice",
+              frame[frame['group'] == 'literature'])]
     rows = []
     for label, rows_of in parts:
         direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']

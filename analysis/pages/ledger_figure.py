@@ -41,7 +41,8 @@ CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
 LIMITS = {'direction': (-2.0, 5.0), 'size': (-4.0, 4.0)}  # each panel's axis; a row beyond it: an arrow at its end
 BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
           'finding': 'Findings (exercise questions and models: an interval, no verdict)',
-          'literature': 'Claims the chapter cites from the literature', 'check': 'Deterministic checks'}
+          'literature': 'Claims from the literature (cited by the chapter; the study of Andrychowicz et al. 2021)',
+          'check': 'Deterministic checks'}
 SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
 ROW, HEADER = 0.17, 0.34  # inches per claim and per block title
 LEDGER, FOLDER = 'claims', 'claims'  # figures/claims.svg; claims/<id>.svg under the results folder
