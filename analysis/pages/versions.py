@@ -35,13 +35,12 @@ import pandas as pd
 from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
-from ..ledger.verdicts import AGAINST, SUPPORTED
+from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED
 from ..text import to_markdown
 
-DECIDED = SUPPORTED + AGAINST + ('pass', 'fail')
+DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
 REASONS = ('the estimate moved', 'fewer seeds', 'more seeds', 'the cut-off moved', 'the runs changed')
-CHECKS = ('pass', 'fail')
 KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high')
 
 
