@@ -13,9 +13,10 @@ from analysis.ledger.design_choice import (CANDIDATES, Family, Scenario, bh_cuto
                                            design_table, draw, family, job_seconds, judge, plan_levels, prices,
                                            run_ledgers)
 from analysis.ledger.sequential import look_levels
-from analysis.ledger.simulation import main, pilot_scenario, run_ledger, version_context
+from analysis.ledger.simulation import PILOT_VERSION, main, pilot_scenario, run_ledger, version_context
+from analysis.records.records import run_table
 from analysis.stats.inference import bh_threshold
-from workflow.design import load_design
+from workflow.design import PUBLISHED_DESIGNS, load_design
 from workflow.state import COST_COLUMNS, JobCosts
 
 ALPHA = 0.05
@@ -48,10 +49,34 @@ def levels_of(spec) -> tuple[list[int], list[float]]:
     return list(plan.looks), levels
 
 
+PUBLISHED_RECORDS = [REPO / load_design(REPO / design)['results_dir'] / 'records' for design in PUBLISHED_DESIGNS]
+
+
+def of_version_4(folder: Path) -> bool:
+    return PILOT_VERSION in set(run_table(folder)['numerics_version'])
+
+
 @pytest.fixture(scope='module')
-def published_ctx():
-    """Substrate 1's version-4 runs."""
-    return version_context(REPO / 'results' / 'records')
+def pilot_records() -> Path:
+    """The first published records that still hold version-4 runs (the pilots' version)."""
+    folder = next((f for f in PUBLISHED_RECORDS if of_version_4(f)), None)
+    if folder is None:
+        pytest.skip('every substrate is republished: no published records of version 4 remain')
+    return folder
+
+
+@pytest.fixture(scope='module')
+def published_ctx(pilot_records):
+    return version_context(pilot_records)
+
+
+def test_records_without_version_4_runs_are_refused_in_one_line_naming_them():
+    folder = next((f for f in PUBLISHED_RECORDS if not of_version_4(f)), None)
+    if folder is None:
+        pytest.skip('every published substrate is still of version 4')
+    with pytest.raises(ValueError, match=f'{folder}: no runs of numerics version 4, the pilots\' version; give the '
+                                         'records the substrate had before its republish'):
+        version_context(folder)
 
 
 @pytest.fixture(scope='module')
@@ -150,7 +175,7 @@ def test_the_table_simulates_only_the_designs_whose_every_look_can_decide_a_quar
 
 
 def test_a_pilot_prices_the_claims_its_version_4_records_hold_values_for(published_ctx, published_family):
-    """Substrate 1's records: the 14 literature claims on the study's cells (no version-4 runs) and the one unpaired
+    """Version-4 records: the 14 literature claims on the study's cells (no version-4 runs) and the one unpaired
     claim of two inputs without `of` (own_values cannot take its per-seed differences) draw their effects."""
     pilot = pilot_scenario(published_ctx, load_claims(chapter=published_ctx.chapter), published_family.ids, 'tinyagent')
     unpriced = {i for i, e in zip(published_family.ids, pilot.effects) if np.isnan(e)}
@@ -161,8 +186,8 @@ def test_a_pilot_prices_the_claims_its_version_4_records_hold_values_for(publish
         for part in ('train', 'heldout')}
 
 
-def test_the_family_command_writes_every_candidate_with_the_given_cost_tables(published_family, tmp_path, capsys,
-                                                                              monkeypatch):
+def test_the_family_command_writes_every_candidate_with_the_given_cost_tables(published_family, pilot_records,
+                                                                              tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
     costs = tmp_path / 'costs.csv'
     rows = [dict(source='critic', kind='critic', cpu_s=30.0)] + [
@@ -170,7 +195,8 @@ def test_the_family_command_writes_every_candidate_with_the_given_cost_tables(pu
         for name in published_family.sources]
     pd.DataFrame(rows).reindex(columns=COST_COLUMNS).fillna('').to_csv(costs, index=False)
     out = tmp_path / 'designs.csv'
-    assert main(['--family', '--ledgers', '3', '--costs', *[str(costs)] * 3, '--out', str(out)]) == 0
+    assert main(['--family', '--ledgers', '3', '--costs', *[str(costs)] * 3, '--pilots', *[str(pilot_records)] * 3,
+                 '--out', str(out)]) == 0
     table = pd.read_csv(out)
     assert len(table) == len(CANDIDATES) and table['decides_a_quarter'].sum() == 44
     fixed = table.set_index('design').loc['fixed 10']  # every source and the critic at 10 seeds, 30 s a job
