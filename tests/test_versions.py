@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.pages.versions import compare, git_bytes, publish
+from analysis.pages.versions import check_revision, compare, publish
 
 REPO = Path(__file__).resolve().parents[1]
 COLUMNS = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high')
@@ -69,4 +69,4 @@ def test_an_unknown_revision_is_one_clear_error(monkeypatch):
     if not (REPO / '.git').exists():
         pytest.skip('not a git checkout: the revision cannot be read')
     with pytest.raises(ValueError, match="revision 'no-such-revision': not a commit"):
-        git_bytes('no-such-revision', Path('results/tables/claims.csv'))
+        check_revision('no-such-revision')

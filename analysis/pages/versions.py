@@ -95,11 +95,15 @@ def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def git_bytes(revision: str, path: Path) -> bytes | None:
-    """A file's bytes at a git revision; None where the revision lacks it; a ValueError for an unknown revision."""
+def check_revision(revision: str) -> None:
+    """A ValueError for a revision that is not a commit of this repository."""
     known = subprocess.run(['git', 'rev-parse', '--verify', '--quiet', f'{revision}^{{commit}}'], capture_output=True)
     if known.returncode:
         raise ValueError(f'revision {revision!r}: not a commit of this repository')
+
+
+def git_bytes(revision: str, path: Path) -> bytes | None:
+    """A file's bytes at a (checked) git revision; None where the revision lacks it."""
     shown = subprocess.run(['git', 'show', f'{revision}:{path.as_posix()}'], capture_output=True)
     return shown.stdout if shown.returncode == 0 else None
 
@@ -120,13 +124,14 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
     """Each design's ledger at revision and now -> (the rows of every substrate, with its name first; per substrate
     the numerics versions then and now and the counts of each change and reason). Substrates without a ledger
     both times are left out."""
+    check_revision(revision)
     rows, counts = [], []
     for path in designs:
         design = load_design(path)
         name, folder = substrate_of(design), Path(design['results_dir'])
         ledger = folder / 'tables' / 'claims.csv'
         then = read_ledger(git_bytes(revision, ledger))
-        now = pd.read_csv(ledger, keep_default_na=False, na_values=['']) if ledger.is_file() else None
+        now = read_ledger(ledger.read_bytes() if ledger.is_file() else None)
         if then is None or now is None:
             continue
         runs = folder / 'records' / 'runs.parquet'
