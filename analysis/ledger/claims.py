@@ -7,6 +7,7 @@ numbers and no verdict. Deterministic checks (kind 'check') are listed apart and
 """
 from __future__ import annotations
 
+import io
 from decimal import Decimal
 from pathlib import Path
 
@@ -29,6 +30,13 @@ INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
 DIRECTION_SUFFIX = '-direction'
 DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
+
+
+def read_ledger(source: Path | bytes) -> pd.DataFrame:
+    """A published ledger (tables/claims.csv, as a path or its bytes) as written: text kept as text (a note 'NA' stays
+    'NA'), an empty field missing."""
+    return pd.read_csv(io.BytesIO(source) if isinstance(source, bytes) else source, keep_default_na=False,
+                       na_values=[''])
 
 
 def expand(inputs: list[dict]) -> list[dict]:

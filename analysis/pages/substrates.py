@@ -41,7 +41,7 @@ from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import seed_plan
 from workflow.state import record_rows
 
-from ..ledger.claims import DIRECTION_SUFFIX, load_claims
+from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 from ..text import to_markdown
 from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
@@ -297,7 +297,7 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
         if name in judged:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
         claims, comparisons = folder / 'tables' / 'claims.csv', folder / 'tables' / 'comparisons.csv'
-        ledger = pd.read_csv(claims, keep_default_na=False, na_values=['']) if claims.is_file() else None
+        ledger = read_ledger(claims) if claims.is_file() else None
         made = folder / 'records' / 'aggregate.json'
         seeds = json.loads(made.read_text()).get('seeds') if ledger is not None and made.is_file() else None
         judged[name] = Judged(ledger, progress(design, folder, ledger is not None),

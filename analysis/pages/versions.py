@@ -35,6 +35,7 @@ import pandas as pd
 from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
+from ..ledger.claims import read_ledger
 from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED
 from ..text import to_markdown
 
@@ -116,10 +117,6 @@ def numerics_of(runs: bytes | None) -> str:
     return ', '.join(map(str, versions))
 
 
-def read_ledger(data: bytes | None) -> pd.DataFrame | None:
-    return None if data is None else pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[''])
-
-
 def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each design's ledger at revision and now -> (the rows of every substrate, with its name first; per substrate
     the numerics versions then and now and the counts of each change and reason). Substrates without a ledger
@@ -130,10 +127,10 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
         design = load_design(path)
         name, folder = substrate_of(design), Path(design['results_dir'])
         ledger = folder / 'tables' / 'claims.csv'
-        then = read_ledger(git_bytes(revision, ledger))
-        now = read_ledger(ledger.read_bytes() if ledger.is_file() else None)
-        if then is None or now is None:
+        then = git_bytes(revision, ledger)
+        if then is None or not ledger.is_file():
             continue
+        then, now = read_ledger(then), read_ledger(ledger)
         runs = folder / 'records' / 'runs.parquet'
         compared = compare(then, now)
         rows.append(compared.assign(substrate=name))
