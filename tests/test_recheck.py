@@ -118,7 +118,8 @@ def test_a_copy_of_a_run_is_identical(published):
 
 
 def test_one_ulp_anywhere_is_found_and_named_by_table_column_and_row(published):
-    """In every table of each run, the first finite float of its last float column moved by one ulp, up and down."""
+    """In every table of each run, the first finite float of its last float column moved by one ulp, up and down;
+    a summary's row named by its metric too."""
     checked = set()
     for runs in published:
         for table, frame in frames(runs).items():
@@ -131,8 +132,9 @@ def test_one_ulp_anywhere_is_found_and_named_by_table_column_and_row(published):
                 moved.loc[row, column] = np.nextafter(frame.loc[row, column], direction)
                 found = difference(runs, with_table(runs, table, moved))
                 before, after = float(frame.loc[row, column]), float(moved.loc[row, column])
-                assert found == (f'{table}: column {column}, row {compared}: {before!r} in the records, {after!r} in '
-                                 'the rerun')
+                named = f' (metric {frame.loc[row, "metric"]})' if 'metric' in frame else ''
+                assert found == (f'{table}: column {column}, row {compared}{named}: {before!r} in the records, '
+                                 f'{after!r} in the rerun')
             checked.add(table)
     assert checked == {'summary', 'iterations', 'epochs', 'minibatches', 'records'}
 
@@ -188,3 +190,11 @@ def test_a_published_run_is_made_again_from_nothing_and_found_identical(tmp_path
     assert f'| train | algorithm~reinforce | 0 | {cpu} | {cpu} | yes |  | yes |' in result.stdout, result.stdout
     assert result.stdout.splitlines()[-1].startswith('1 of 1 runs identical to their records')
     assert (scratch / 'results' / 'runs' / 'algorithm~reinforce' / 'seed~0' / 'run.json').is_file()
+
+
+def test_a_summary_row_is_named_by_its_metric():
+    made = pd.DataFrame({'name': ['baseline'] * 2, 'seed': [0, 0], 'metric': ['pass_train', 'pass_heldout'],
+                         'value': [0.5, 0.25]})
+    assert first_difference(made, made.assign(value=[0.5, 0.75])) == (
+        'column value, row 1 (metric pass_heldout): 0.25 in the records, 0.75 in the rerun')
+    assert first_difference(made, made.assign(metric=['pass_train', 'kl'])).startswith('column metric, row 1: ')

@@ -131,7 +131,8 @@ def numbers(runs: Runs) -> dict[str, pd.DataFrame]:
 
 def first_difference(made: pd.DataFrame, again: pd.DataFrame) -> str | None:
     """Where a rerun's frame first differs from the records' (row by row, then column by column), or None: values equal
-    as floats, NaN equal to NaN, a column one frame lacks NaN in it (as the records store a run without it)."""
+    as floats, NaN equal to NaN, a column one frame lacks NaN in it (as the records store a run without it). A row of
+    a summary is named by its metric too."""
     if len(made) != len(again):
         return f'{len(made)} rows in the records, {len(again)} in the rerun'
     columns = list(dict.fromkeys([*made.columns, *again.columns]))
@@ -141,7 +142,9 @@ def first_difference(made: pd.DataFrame, again: pd.DataFrame) -> str | None:
     if not differ.any():
         return None
     row, column = np.argwhere(differ)[0]
-    return f'column {columns[column]}, row {row}: {a[row, column]!r} in the records, {b[row, column]!r} in the rerun'
+    name = f' (metric {a[row, columns.index("metric")]})' if 'metric' in columns and columns[column] != 'metric' else ''
+    return (f'column {columns[column]}, row {row}{name}: {a[row, column]!r} in the records, {b[row, column]!r} in the '
+            'rerun')
 
 
 def difference(made: Runs, again: Runs) -> str | None:
