@@ -376,6 +376,17 @@ def test_a_noisier_miss_is_no_pass():
     assert verdict(spec, [by_seed(0.74 + 0.05 * noise)]) == 'outside'
 
 
+def test_an_open_claim_says_which_p_missed_which_cut_off():
+    """Ten seeds below the band: one claim alone is outside (p against 2 * 2^-10); a family's smaller cut-off leaves it
+    open, and the note says by which p, so an interval wholly below the band is not read as the verdict."""
+    spec = claim('about', 1, about=2.0, scale='log')
+    below = [by_seed(np.full(10, 1.0))]
+    assert decide(spec, below)['verdict'] == 'outside'
+    open_ = decide(spec, below, thresholds=(0.001, 0.001))
+    assert open_['verdict'] == 'inconclusive' and open_['ci_high'] < open_['band_low']
+    assert open_['note'] == 'neither p at its cut-off: for 1 > 0.001, against 0.00195 > 0.001'
+
+
 def test_a_ratio_of_8_is_not_about_240_however_wide_its_spread():
     """The old ledger passed 'about 240 times' at 8.3 times, prediction interval 0.004 to 17,270."""
     spec = claim('about', 2, about=240, of='ratio', scale='log', paired=True)

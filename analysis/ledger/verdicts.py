@@ -394,7 +394,9 @@ def evidence(claim: dict, samples: list[pd.Series]) -> dict:
 
 
 def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tuple[str, str]:
-    """for / against / inconclusive from p, p_against and the thresholds; with the reason."""
+    """for / against / inconclusive from p, p_against and the thresholds; with the reason (an interval wholly past a
+    band or an edge is one claim's 95%: the family's cut-off can still leave the claim open, and the reason says by
+    which p)."""
     if row['n'] < min_seeds:
         return 'inconclusive', f'n={row["n"]} < {min_seeds} seeds'
     if not math.isfinite(row.get('p', NAN)):
@@ -403,7 +405,8 @@ def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tupl
         return 'for', ''
     if row['p_against'] <= thresholds[1]:
         return 'against', ''
-    return 'inconclusive', ''
+    return 'inconclusive', (f'neither p at its cut-off: for {number(row["p"], 3)} > {number(thresholds[0], 3)}, '
+                            f'against {number(row["p_against"], 3)} > {number(thresholds[1], 3)}')
 
 
 def verdict_word(claim: dict, decided: str, reversed_: bool) -> str:
