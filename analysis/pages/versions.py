@@ -37,7 +37,7 @@ from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
 from ..ledger.claims import read_ledger
 from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED
-from ..text import to_markdown
+from ..text import num, to_markdown
 
 DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
@@ -159,7 +159,7 @@ def publish(table: pd.DataFrame, counts: pd.DataFrame, out: Path | str) -> list[
     changed = table[~table['change'].isin(['same'])].copy()
     for when in ('then', 'now'):
         changed[f'estimate {when} (95% CI)'] = [
-            '' if pd.isna(e) else f'{e:.3g} ({lo:.3g} to {hi:.3g})' if np.isfinite(lo) else f'{e:.3g}'
+            '' if pd.isna(e) else f'{num(e)} ({num(lo)} to {num(hi)})' if np.isfinite(lo) else num(e)
             for e, lo, hi in zip(changed[f'estimate_{when}'], changed[f'ci_low_{when}'], changed[f'ci_high_{when}'])]
     shown = changed[['substrate', 'id', 'verdict_then', 'verdict_now', 'change', 'why', 'n_then', 'n_now',
                      'estimate then (95% CI)', 'estimate now (95% CI)']]
