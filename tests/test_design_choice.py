@@ -68,8 +68,12 @@ def pilot_records(tmp_path_factory) -> Path:
     if folder is not None:
         return folder
     out = tmp_path_factory.mktemp('pilot')
-    archive = subprocess.run(['git', 'archive', VERSION_4_PUBLICATION, 'results/records'], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        archive = subprocess.run(['git', 'archive', VERSION_4_PUBLICATION, 'results/records'], cwd=REPO,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        pytest.skip('no version-4 records: every substrate is republished and git, to read them from the history, '
+                    'is not installed')
     if archive.returncode != 0:
         pytest.skip(f'no version-4 records: every substrate is republished and the history lacks revision '
                     f'{VERSION_4_PUBLICATION} ({archive.stderr.decode().strip()})')
