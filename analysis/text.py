@@ -39,12 +39,15 @@ def to_markdown(frame: pd.DataFrame) -> str:
     return '\n'.join(lines) + '\n'
 
 
-# The ledger's `numbers` in plain words: what was compared and by how much, with its 95% CI.
+# The ledger's `numbers` in plain words: what was compared (the inputs' medians over seeds) and by how much (the
+# median of the per-seed differences or ratios), with its 95% CI.
 #
-#   pass_train: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
-#   T6 approx_kl: unclipped / clipped 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
-#   pass_train: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of 63.7 (95% CI 15.9
-#   to over 1,000)
+#   pass_train, medians over seeds: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
+#   T6 approx_kl: unclipped / clipped, median over seeds 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
+#   pass_train, medians over seeds: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of
+#   63.7 (95% CI 15.9 to over 1,000)
+#   pass_heldout, medians over seeds: clip 0.25 0.278 vs clip 0.1 0.297: difference -0.00309 (95% CI -0.1 to 0.05),
+#   above the threshold -0.102 by 0.0984
 #
 # Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a factor (a ratio or
 # either bound of its interval) beyond LARGEST reads "over 1,000" (a rate near 0 or 1 makes the ratio meaningless
@@ -118,24 +121,29 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
     """A statistical claim's ledger row in words: its inputs' medians over seeds, then the estimate against the
     claim."""
     context, parts = factor(labels)
-    lead = f'{context}: ' if context else ''
+    lead = f'{context}, medians over seeds: ' if context else 'medians over seeds: '
     known = math.isfinite(row['estimate'])
     if claim['kind'] == 'about':
         of = {'ratio': ' / ', 'difference': ' - '}.get(claim.get('of'), '')
-        quantity = f'{lead}{of.join(parts)}'
+        quantity = f'{context + ": " if context else ""}{of.join(parts)}'
         if not known:
-            return f'{quantity}: ' + ', '.join(map(num, medians))
+            return f'{quantity}, medians over seeds: ' + ', '.join(map(num, medians))
         ratio = claim.get('scale', 'raw') in ('log', 'logit')
         estimate = factor_bound(row['estimate']) if ratio else num(row['estimate'])
-        return (f'{quantity} {estimate} {interval(row["ci_low"], row["ci_high"], ratio)}: '
+        return (f'{quantity}, median over seeds {estimate} {interval(row["ci_low"], row["ci_high"], ratio)}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
-    threshold = f' by more than {num(claim["than"])}' if 'than' in claim and len(values) == 2 else ''
-    said = f'{lead}{values[0]} vs {num(claim["than"])}' if 'than' in claim and len(values) == 1 else lead + (
-        ' vs '.join(values) + threshold if claim['kind'] in ('greater', 'less') else ', '.join(values))
+    said = f'{parts[0]}, median over seeds {num(medians[0])} vs {num(claim["than"])}' \
+        if 'than' in claim and len(values) == 1 else lead + (
+            ' vs '.join(values) if claim['kind'] in ('greater', 'less') else ', '.join(values))
     if not known:
         return said
+    if 'than' in claim and len(values) == 2:  # a threshold on the difference: the difference against it
+        than = float(claim['than'])
+        return (f'{said}: difference {num(row["estimate"] + than)} '
+                f'{interval(row["ci_low"] + than, row["ci_high"] + than)}, {"above" if row["estimate"] >= 0 else "below"} '
+                f'the threshold {num(than)} by {num(abs(row["estimate"]))}')
     scale = claim.get('scale', 'raw')
     by = change(row['estimate'], row['ci_low'], row['ci_high'], scale)
     if claim['kind'] not in ('greater', 'less'):
@@ -155,3 +163,80 @@ def why_short(claim: dict, row: dict, high_probability: float) -> str:
     size = f'{"odds " if scale == "logit" else ""}a factor of {num(effect)}' if scale in ('log',
                                                                                           'logit') else num(effect)
     return f'short of the claim: confidently below its smallest effect of interest, {size}'
+
+
+# A metric in words, for figures (axis labels, legends, panel titles): the tables keep the chapter's short names
+# (`pass_train`, `clip_frac`), which a reader holds next to its text; a figure says what was measured. The one mapping:
+# every label a figure makes from a metric name comes through `label` or `in_words`.
+METRIC_WORDS = {
+    'pass_train': 'train pass rate',
+    'pass_heldout': 'held-out pass rate',
+    'reward_1_10': 'mean batch reward over iterations 1-10',
+    'reward_11_20': 'mean batch reward over iterations 11-20',
+    'reward_21_30': 'mean batch reward over iterations 21-30',
+    'reward_1_30': 'mean batch reward over iterations 1-30',
+    'reward_same_episodes': 'batch reward after the same training episodes',
+    'final_batch_reward': 'final batch reward',
+    'reward': 'batch reward',
+    'ev': "critic's explained variance",
+    'ev_mean': "critic's explained variance (mean over iterations)",
+    'gradient_steps': 'gradient steps',
+    'epochs_used_mean': 'epochs used per batch (mean over iterations)',
+    'epochs_used_2_3': 'share of iterations that used 2 or 3 epochs',
+    'kl_mean': "approximate KL (k3) of a batch's last epoch (mean over iterations)",
+    'clip_frac_mean': "clip fraction of a batch's last epoch (mean over iterations)",
+    'entropy': 'policy entropy',
+    'entropy_1': 'policy entropy at iteration 1',
+    'entropy_21_30': 'policy entropy over iterations 21-30',
+    'clip_frac': 'clip fraction',
+    'clip_frac_high': 'clip fraction above 1 + eps (A > 0)',
+    'clip_frac_low': 'clip fraction below 1 - eps (A < 0)',
+    'clip_frac_dual': 'dual-clip fraction',
+    'clip_frac_positive': 'share of positive-advantage tokens above 1 + eps_high',
+    'clip_frac_negative': 'share of negative-advantage tokens below 1 - eps_low',
+    'approx_kl': 'approximate KL (k3)',
+    'kl_k1': 'approximate KL (k1)',
+    'ratio_min': 'smallest ratio',
+    'ratio_mean': 'mean ratio',
+    'ratio_max': 'largest ratio',
+    'max_ratio': 'largest ratio',
+    'median_ratio': 'median ratio',
+    'median_gain': 'median probability gain',
+    'above_1_2': 'share of ratios above 1.2',
+    'outside_band': 'share of ratios outside [0.8, 1.2]',
+    'ess_over_n': 'ESS / N',
+    'sd_log_w': 'sd of log w',
+    'sd_log_w_k3': 'sd of log w after 3 updates',
+    'sd_log_w_k10': 'sd of log w after 10 updates',
+    'log_w_k10': 'log w after 10 updates',
+    'mean_log_w': 'mean log w',
+    'min_log_w': 'lowest log w',
+    'max_w': 'largest weight w',
+    'mean_w': 'mean weight w',
+    'is_estimate': 'importance-sampling estimate',
+    'snis_estimate': 'self-normalized IS estimate',
+    'fresh_pass': 'pass rate on fresh episodes',
+    'surrogate': "surrogate's predicted improvement",
+    'measured': 'measured improvement',
+    'policy_tokens': 'policy tokens in the episode',
+    'positive_tokens': 'positive-advantage tokens',
+    'negative_tokens': 'negative-advantage tokens',
+    'max_abs_diff': 'largest absolute difference',
+    **{f'grad_{i}': f'gradient at ratio {i + 1}' for i in range(6)},  # T4's and T5's ratios, in their table's order
+}
+
+
+def label(metric: str) -> str:
+    """A metric's words for a figure ('pass_train' -> 'train pass rate'); a name without words as its words
+    ('max_w2' -> 'max w2'), never a code name."""
+    return METRIC_WORDS.get(metric, metric.replace('_', ' '))
+
+
+def in_words(text: str) -> str:
+    """Every metric name in a label in words ('T6 clipped approx_kl' -> 'T6 clipped approximate KL (k3)'); a word
+    keeps what surrounds the name ('|fresh_pass' -> '|pass rate on fresh episodes')."""
+    def word(token: str) -> str:
+        core = token.strip('|()[],;')
+        start = token.find(core) if core else 0
+        return token[:start] + label(core) + token[start + len(core):] if core in METRIC_WORDS else token
+    return ' '.join(word(token) for token in text.split(' '))

@@ -19,7 +19,7 @@ NUMERICS_VERSION names what a run's numbers depend on besides its configuration 
 these settings. Bump it whenever a change moves any run's numbers, even at float rounding; a run made under another
 version is never reused. Version 3: MKL's COMPATIBLE branch (version 2 ran its AVX2 branch, Intel CPUs only).
 Version 4: the base agent's pretraining uses agentrl's fused Adam (agentrl/learning/losses.py) like every other update.
-Version 5: every matrix product (linear layers, attention) in agentrl/agent/matmul.py's fixed order instead of MKL's
+Version 5: every matrix product (linear layers, attention) in agentrl/agent/matmul.cpp's fixed order instead of MKL's
 and oneDNN's, whose blocking and dispatch follow the CPU (and whose vendor-neutral branch is their slowest).
 
 The vendor mattered under version 3, measured: AMD CPUs of three microarchitectures (Zen 3, 4 and 5) gave the same
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 NUMERICS_VERSION = 5
 UNSTATED_VERSION = 1  # the version of a published run whose records state none (made before versions)
-FIXED_ORDER_VERSION = 5  # from this version on, matrix products run agentrl/agent/matmul.py's fixed-order kernel
+FIXED_ORDER_VERSION = 5  # from this version on, matrix products run agentrl/agent/matmul.cpp's fixed-order kernel
 PREVIOUS_VERSION = 4  # the version before, which a process may still ask for (to compare)
 VERSION_VARIABLE = 'AGENTRL_NUMERICS_VERSION'  # '4': this process and its children run the previous version
 
@@ -65,7 +65,7 @@ VERSIONS = {  # where the runs of each numerics version rerun bit for bit
        "an Intel CPU gives other bits: the pretraining's Adam took MKL's vendor-dependent square root)",
     PREVIOUS_VERSION: f'{GUARANTEE}: no instruction whose result depends on the vendor executes (audited on Intel; '
                       'measured on Intel and AMD)',
-    NUMERICS_VERSION: f"{GUARANTEE}: version 4 with every matrix product in agentrl/agent/matmul.py's fixed order "
+    NUMERICS_VERSION: f"{GUARANTEE}: version 4 with every matrix product in agentrl/agent/matmul.cpp's fixed order "
                       '(audited and measured on AMD; untested on Intel)',
 }
 

@@ -90,7 +90,15 @@ def _trainer(cell_values: dict, row: str, metric: str, ctx: Context, label: str 
 def resolve(spec: dict, ctx: Context) -> Selected:
     """Per-seed values for a spec: {table, row, metric} as the chapter names it, or {cell, row, metric} for a
     trainer cell picked by config values; 'minus': {...} subtracts another spec (its missing keys inherited)
-    seed by seed; 'value' overrides the chapter's printed value."""
+    seed by seed; 'best_of': [{...}, ...] takes, seed by seed, the largest of several specs (their missing keys
+    inherited: the best a seed gets by trying each); 'value' overrides the chapter's printed value."""
+    if 'best_of' in spec:
+        head = {k: v for k, v in spec.items() if k != 'best_of'}
+        found = [resolve({**head, **other}, ctx) for other in spec['best_of']]
+        note = next((f.note for f in found if f.note), '')
+        best = pd.Series(dtype=float) if note else pd.concat([f.values for f in found], axis=1, join='inner').max(axis=1)
+        return Selected('the best of ' + ', '.join(f.label for f in found), best, found[0].group, spec.get('value'),
+                        all(f.exact for f in found), note)
     if 'minus' in spec:
         head = {k: v for k, v in spec.items() if k != 'minus'}
         a, b = resolve(head, ctx), resolve({**head, **spec['minus']}, ctx)

@@ -83,7 +83,8 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     for claim in raw['claims']:
         inputs = [dict(spec, value=value) if (value := printed_value(spec, chapter)) is not None else spec
                   for spec in expand(claim['inputs'])]
-        claims.append({**rules, 'registered': raw.get('registered', ''), 'rules': rules_changed(raw), **claim,
+        claims.append({**rules, 'registered': raw.get('registered', ''), 'rules': rules_changed(raw),
+                       'raw_effects': raw.get('raw_effects', {}), **claim,
                        'inputs': inputs})
         claims += [direction] if (direction := direction_claim(claims[-1])) else []
     claims = one_per_finding(claims)
@@ -96,9 +97,9 @@ def load_claims(path: Path | str = CLAIMS_FILE, chapter: dict | None = None) -> 
     if unknown:
         raise ValueError(f'{path}: claim {unknown[0][0]}: recommendation {unknown[0][1]!r}: expected one of the '
                          f'recommendations the file names ({", ".join(known) or "none"})')
-    awaiting = [c for c in claims if c.get('awaiting')]
-    for claim in awaiting:  # their encodings are checked now, long before a look reads them
+    for claim in claims:  # every encoding is checked now, the awaiting ones long before a look reads them
         validate(claim, [pd.Series(dtype=float) for _ in claim['inputs']])
+    awaiting = [c for c in claims if c.get('awaiting')]
     return dict(raw, claims=[c for c in claims if not c.get('awaiting')], awaiting=awaiting)
 
 
@@ -217,9 +218,25 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
         out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).median() for f in found])
     if out['verdict'] == 'short of the claim':
         out['numbers'] += '; ' + why_short(claim, out, claim.get('high_probability', DEFAULTS['high_probability']))
+    if out['verdict'] == 'inconclusive' and out['note'].startswith(OPEN_AT_CUTOFF) and interval_decides(out):
+        out['numbers'] += ('; inconclusive all the same: this 95% interval is the claim\'s alone, and the ledger\'s '
+                           'cut-off over all its claims asks more of its p (note)')
     if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
         out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
     return out
+
+
+OPEN_AT_CUTOFF = 'neither p at its cut-off'  # verdicts.decision's reason for an open claim with a test
+
+
+def interval_decides(row: dict) -> bool:
+    """Whether a row's 95% interval lies wholly past what a verdict needs (a size's band, inside or out; a
+    direction's no effect, either way), so that a reader would take it for decided."""
+    low, high = row['ci_low'], row['ci_high']
+    if row['kind'] == 'about':
+        return high < row['band_low'] or low > row['band_high'] or row['band_low'] <= low <= high <= row['band_high']
+    null = 0.0 if row['scale'] == 'raw' else 1.0
+    return low > null or high < null
 
 
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
@@ -274,37 +291,45 @@ RULES = """\
 **Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs)
 on the claim's scale. Each test counts the seeds on one side of a value (an exact binomial test: no assumption
 about the seeds' distribution, so skewed and heavy-tailed metrics keep the stated level at any number of seeds;
-two unpaired inputs: Mann-Whitney, exact where no two values tie). Every claim's p for it and p against it are
-corrected together by Benjamini-Hochberg at {alpha}: a claim is decided for the claim when its p is at most the
-cut-off (q <= {alpha}), against it when the p against it is and it is not decided for it, and **inconclusive**
-otherwise, with the chance of a verdict by the design's last look at the observed share of seeds (`chance`) and the
-seeds a fixed design would need at that share (n_80, with the seeds at the ends of its 95% interval in
-`power_note`). A claim whose inputs have no runs is **untested**, with the reason. One word for one situation:
+two unpaired inputs: Mann-Whitney, exact where no two values tie). Every claim has two tests, one for it and one
+against it, and all their p-values are corrected together by Benjamini-Hochberg at {alpha}: a test passes when its p
+is at most the cut-off (q <= {alpha}). A claim is decided against it when the test against it passes (whatever the
+test for it says), for it when only the test for it passes, and is **inconclusive** otherwise, with the chance of a
+verdict by the design's last look at the observed share of seeds (`chance`) and the seeds a fixed design would need
+at that share (n_80, with the seeds at the ends of its 95% interval in `power_note`). A claim whose inputs have no
+runs is **untested**, with the reason. One word for one situation:
 
-| part | decided for the claim | decided against it | neither |
+| part | the test for it checks | the test against it checks | verdict |
 |---|---|---|---|
-| direction | **reproduced**: the chapter's direction with at least its smallest effect (and in more than {high} of the seeds where it says "with high probability") | **reversed**: confidently the other way (a step's 95% interval wholly past no effect; two unpaired inputs: the rank-sum test the other way at 2.5%); **short of the claim**: confidently smaller than the smallest effect, or in fewer of the seeds than the claim's share, while not reversed | **inconclusive** |
-| size | **inside** the chapter's band | **outside** it | **inconclusive** |
+| direction | every step's median is above no effect (in more than {high} of the seeds where the claim says "with high probability") | some step's median is below its smallest effect of interest (in fewer than {high} of the seeds, for "with high probability") | **reproduced**: for passes, against does not. **short of the claim**: against passes (for may pass too: the chapter's direction, smaller than its smallest effect). **reversed**: against passes and a step's 95% interval lies wholly past no effect (two unpaired inputs: the rank-sum test the other way at 2.5%). **inconclusive**: neither passes |
+| size | the median is inside the chapter's band | the median is outside it | **inside**, **outside**, **inconclusive** |
 
-**Directions and the smallest effect.** A direction is supported when the median difference is above 0 (each step
-of a monotone claim); it is decided against when some step's median is confidently below its smallest effect of
-interest, fixed before looking at our numbers: `effect` where the chapter's wording gives one; else half of the
-chapter's own printed effect (the chapter's story needs at least that much); else a factor of {factor} on the log
-and logit scales; else (raw, nothing printed) 0, the opposite direction. "With high probability" means that more
-than {high} of the seeds go the claimed way (against it: confidently fewer).
+**Directions and the smallest effect.** The smallest effect of interest of each step is fixed before looking at our
+numbers: `effect` where the chapter's wording gives one; 0 past a threshold the claim states (`than`); else half of
+the chapter's own printed effect where that is smaller than a factor of {factor} (the chapter's story needs at least
+that much); else a factor of {factor} (on the log and logit scales; on the raw scale {factor} times the chapter's
+printed reference); else, on the raw scale with no printed value, its metric's rule: for a pass rate the noise of
+one evaluation (1.96 standard errors of the difference of two evaluations at the chapter's rate: 0.0465 train,
+0.1015 held-out), for a log-weight a factor of {factor} in the weight. So every direction can end short of the
+claim, and a nil effect does, given the seeds. A size claim's derived direction (its `-direction` row) is judged
+apart from its size with a smallest effect of 0: it can be reproduced, reversed or inconclusive.
 
 **One claim per finding.** Two parts with the same inputs and the same test are one claim, and so is a part that
 another claim implies (a monotone claim's first and last steps): a size claim whose direction another claim states
-names it in `claim` and has no `-direction` row of its own.
+names it in `claim` and has no `-direction` row of its own. A test compares the claims' per-seed values as well:
+no two claims of one part read the same numbers, under other names or in other units.
+
+**The chapter's own numbers (the rounding rule).** A printed value stands for the interval of its last digit (0.925:
+0.9245 to 0.9255); every claim holds at every reading of the chapter's printed inputs within those intervals (a test
+reads them so), or says why not.
 
 **What "about" and "within noise" mean (one rule, fixed before looking at our numbers).** On the claim's scale (log
 for ratios, KL, ratio extremes and counts; logit for rates; raw for differences) "about X" means within a factor of
 {factor} of X: the band is X ± log({factor}) on the log or logit scale (on the raw scale X ± log({factor}) |X|).
 "Within noise" means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and
-episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is reproduced
+episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is inside
 when the median is confidently inside the band (more seeds above its low edge and more below its high edge than
-chance allows) and outside when it is confidently outside. The chapter's own printed values, read as one
-seed, satisfy every claim they bear on (a test checks it).
+chance allows) and outside when it is confidently outside.
 
 **Findings.** Exercise questions and models the chapter offers without measuring them are reported with their
 median and interval and no verdict, counted apart.

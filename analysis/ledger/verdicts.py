@@ -1,16 +1,18 @@
 """One claim of claims.yaml decided on per-seed values: decide(claim, samples) -> the ledger row.
 
-A test's decision is `for` the claim (p <= the ledger's threshold, its Benjamini-Hochberg cut-off), `against` it
-(p_against <= the threshold: some step confidently below its smallest effect of interest, for a direction; the
-median confidently outside the band, for a size) or neither. The verdict says it in words, one word for one
-situation (the ledger's header states them for readers):
-  direction  reproduced          for: the chapter's direction, with at least its smallest effect
+Each statistical claim has two tests: one `for` it (p <= the ledger's threshold, its Benjamini-Hochberg cut-off) and
+one `against` it (p_against <= the threshold). For a direction, `for` is: every step's median confidently above no
+effect; `against` is: some step's median confidently below its smallest effect of interest. For a size, `for` is:
+the median confidently inside the band; `against`: confidently outside it. The verdict says what the two tests
+decided, one word for one situation (the ledger's header states them for readers):
+  direction  reproduced          for, and not against: confidently the chapter's way, and not confidently smaller
+                                 than its smallest effect
+             short of the claim  against, not reversed (whatever the test for it says): confidently smaller than the
+                                 smallest effect, or less often than the claim's share of seeds
              reversed            against, and confidently the other way: a step's 95% interval wholly past no effect
                                  (two unpaired inputs: the rank-sum test the other way at 2.5%)
-             short of the claim  against, not reversed: confidently smaller than the smallest effect, or less often
-                                 than the claim's share of seeds
              inconclusive        neither, or fewer seeds than min_seeds
-  size       inside / outside the band, or inconclusive
+  size       inside (for) / outside (against), or inconclusive
   untested   an input has no values
 Deterministic checks (kind 'check') are not claims: they pass or fail.
 
@@ -89,6 +91,9 @@ def validate(claim: dict, samples: list) -> None:
         raise ValueError(f'{where}: of={claim["of"]!r}; expected ratio or difference')
     if claim.get('with_high_probability') and len(samples) == 2 and not claim.get('paired'):
         raise ValueError(f'{where}: "with high probability" counts seeds, so it needs paired inputs (paired: true)')
+    if kind in DIRECTION and 'than' not in claim:  # every step has a smallest effect (raw_effect refuses one without)
+        for step in range(len(samples) - 1 if kind in ('increasing', 'decreasing') else 1):
+            smallest_effect(claim, step)
 
 
 # --- per-seed values on the claim's scale -------------------------------------------------------------------
@@ -167,9 +172,10 @@ class Count:
 def smallest_effect(claim: dict, step: int = 0) -> float:
     """The pre-registered smallest effect of step `step` on the claim's scale, in the claim's direction: `effect`
     if given; 0 past a threshold (`than`: the threshold is what the story needs); else a factor about_factor
-    (log(about_factor) on the log and logit scales, times the chapter's printed reference on the raw scale, 0
-    without one), capped at half the chapter's own printed effect where it printed both sides (the chapter's story
-    needs at least that much, and its own numbers hold it)."""
+    (log(about_factor) on the log and logit scales, times the chapter's printed reference on the raw scale), capped
+    at half the chapter's own printed effect where it printed both sides (the chapter's story needs at least that
+    much, and its own numbers hold it). On the raw scale with no printed reference, the rule for its metric
+    (raw_effect)."""
     if 'effect' in claim:
         return float(claim['effect'])
     if 'than' in claim:  # the threshold is what the story needs
@@ -178,12 +184,46 @@ def smallest_effect(claim: dict, step: int = 0) -> float:
     printed_values = [spec.get('value') for spec in claim['inputs']]
     a, b = (printed_values[step + 1], printed_values[step]) if claim['kind'] in ('increasing', 'decreasing') else \
         printed_values[:2]
-    rule = delta if scale in ('log', 'logit') else 0.0 if b is None else delta * abs(printed_number(b))
+    rule = delta if scale in ('log', 'logit') else raw_effect(claim, step) if b is None else \
+        delta * abs(printed_number(b))
     if a is None or b is None:
         return rule
     chapter = float(to_scale(printed_number(a), scale) - to_scale(printed_number(b), scale))
     chapter *= SIGN_OF[DIRECTION[claim['kind']]]
     return min(rule, chapter / 2) if chapter > 0 else rule
+
+
+def noise_margin(noise: dict, z: float) -> float:
+    """z standard errors of the difference of two evaluations' pass rates at {rate, episodes} (the ledger's "within
+    noise")."""
+    rate, episodes = float(noise['rate']), int(noise['episodes'])
+    return z * math.sqrt(2 * rate * (1 - rate) / episodes)
+
+
+def raw_effect(claim: dict, step: int = 0) -> float:
+    """The smallest effect of a raw-scale step whose inputs the chapter printed no number for, by its metric's rule
+    in the claims file's `raw_effects`: `noise` (a pass rate: the noise of one evaluation, noise_margin) or `log`
+    (a metric that is itself a logarithm: log(about_factor), a factor in what it is the log of). A metric without a
+    rule is refused (its claim must state `effect`), but in a finding, which has no verdict."""
+    metric = claim['inputs'][step].get('metric')
+    rule = claim.get('raw_effects', {}).get(metric)
+    if rule is None and claim.get('finding'):
+        return 0.0  # numbers, no verdict: nothing to fall short of
+    if rule is None:
+        raise ValueError(f'claim {claim.get("id", "?")!r}: a direction on the raw scale with no printed value needs '
+                         f'a smallest effect: metric {metric!r} has no rule in raw_effects '
+                         f'({", ".join(claim.get("raw_effects", {})) or "none"}); state `effect`')
+    rules = settings(claim)
+    return noise_margin(rule['noise'], rules['noise_z']) if 'noise' in rule else math.log(rules['about_factor'])
+
+
+def raw_effect_known(claim: dict, step: int) -> bool:
+    """Whether step `step` of a direction has a smallest effect on the raw scale: its printed reference or its
+    metric's rule."""
+    reference = step if claim['kind'] in ('increasing', 'decreasing') else 1
+    values = [spec.get('value') for spec in claim['inputs']]
+    printed_reference = len(values) > reference and values[reference] is not None
+    return 'effect' in claim or printed_reference or claim['inputs'][step].get('metric') in claim.get('raw_effects', {})
 
 
 def printed_number(value) -> float:
@@ -291,8 +331,7 @@ def half_width(claim: dict) -> tuple[float, str]:
     if 'margin' in claim:
         return float(claim['margin']), 'margin'
     if 'noise' in claim:
-        rate, episodes = float(claim['noise']['rate']), int(claim['noise']['episodes'])
-        return rules['noise_z'] * math.sqrt(2 * rate * (1 - rate) / episodes), 'noise'
+        return noise_margin(claim['noise'], rules['noise_z']), 'noise'
     delta = math.log(rules['about_factor'])
     return (delta * abs(float(claim['about'])) if claim.get('scale', 'raw') == 'raw' else delta), 'about'
 
@@ -340,28 +379,34 @@ def about(claim: dict, samples: list[pd.Series]) -> dict:
 # --- the chapter's own numbers -------------------------------------------------------------------------------
 
 def on_chapter(claim: dict) -> str:
-    """What the chapter's printed values say of the claim, read as one seed: 'consistent' when some reading of
-    them within their print's rounding satisfies it, else why not; where it printed no value for some input, the
-    claim's reason (`unprinted`), or '' when it gives none."""
+    """What the chapter's printed values say of the claim, read as one seed, by the rounding rule: a printed value
+    stands for the interval of its last digit (0.925: 0.9245 to 0.9255), and the claim must hold at every reading
+    of its inputs within those intervals: 'consistent', else which values fail it; where it printed no value for
+    some input, the claim's reason (`unprinted`), or '' when it gives none."""
     values = [spec.get('value') for spec in claim['inputs']]
     if claim['kind'] == 'check':
         return ''
     if None in values:
         return f'not printed: {claim["unprinted"]}' if claim.get('unprinted') else ''
-    readings = itertools.product(*[(v - half, v + half) for v, half in map(printed, map(str, values))])
-    if any(satisfied(claim, [pd.Series([corner]) for corner in reading]) for reading in readings):
+    readings = itertools.product(*[(v - half, v, v + half) for v, half in map(printed, map(str, values))])
+    if all(satisfied(claim, [pd.Series([corner]) for corner in reading]) for reading in readings):
         return 'consistent'
-    return f'the chapter\'s {", ".join(map(str, values))} fail it'
+    return f'the chapter\'s {", ".join(map(str, values))} fail it within their rounding'
+
+
+EDGE = 1e-9  # a reading this close to an edge is on it: printed decimals are not exact in binary
 
 
 def satisfied(claim: dict, seeds: list[pd.Series]) -> bool:
-    """One seed of each input satisfies the claim: inside the band, or every step past its stated effect."""
+    """One seed of each input satisfies the claim: inside the band (its edges included), or every step at least its
+    stated effect."""
     scale = claim.get('scale', 'raw')
     if claim['kind'] == 'about':
         x = to_scale(float(per_seed(claim, seeds).iloc[0]), scale)
         low, high = (to_scale(v, scale) for v in band(claim))
-        return bool(low <= x <= high)
-    return all(differences(claim, a, b)[0] >= smallest_effect(claim, i) for i, (a, b) in enumerate(steps(claim, seeds)))
+        return bool(low - EDGE <= x <= high + EDGE)
+    return all(differences(claim, a, b)[0] >= smallest_effect(claim, i) - EDGE
+               for i, (a, b) in enumerate(steps(claim, seeds)))
 
 
 # --- checks ---------------------------------------------------------------------------------------------------
@@ -394,17 +439,18 @@ def evidence(claim: dict, samples: list[pd.Series]) -> dict:
 
 
 def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tuple[str, str]:
-    """for / against / inconclusive from p, p_against and the thresholds; with the reason (an interval wholly past a
-    band or an edge is one claim's 95%: the family's cut-off can still leave the claim open, and the reason says by
-    which p)."""
+    """for / against / inconclusive from p, p_against and the thresholds: against where the test against the claim
+    passes (whatever the test for it says), for where only the test for it passes; with the reason (an interval
+    wholly past a band or an edge is one claim's 95%: the family's cut-off can still leave the claim open, and the
+    reason says by which p)."""
     if row['n'] < min_seeds:
         return 'inconclusive', f'n={row["n"]} < {min_seeds} seeds'
     if not math.isfinite(row.get('p', NAN)):
         return 'inconclusive', '' if row.get('note') else 'no test: too few values'
+    if row['p_against'] <= thresholds[1]:  # a direction confidently the chapter's way and confidently smaller than
+        return 'against', ''  # its smallest effect is short of the claim: the test against it decides
     if row['p'] <= thresholds[0]:
         return 'for', ''
-    if row['p_against'] <= thresholds[1]:
-        return 'against', ''
     return 'inconclusive', (f'neither p at its cut-off: for {number(row["p"], 3)} > {number(thresholds[0], 3)}, '
                             f'against {number(row["p_against"], 3)} > {number(thresholds[1], 3)}')
 
@@ -455,6 +501,8 @@ def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:
         if claim['kind'] == 'about':
             low, high = band(claim)
             raw['margin'] = (high - low) / 2
+        elif 'than' not in raw and not all(raw_effect_known(raw, i) for i in range(max(1, len(samples) - 1))):
+            raw['effect'] = 0.0  # no raw-scale rule for its metric: the switched transform tests the sign alone
         out['raw'] = raw
     elif scale == 'raw' and positive and (claim['kind'] != 'about' or float(claim['about']) > 0):
         out['log'] = {k: v for k, v in claim.items() if k not in ('noise', 'effect')} | {'scale': 'log'}

@@ -369,12 +369,12 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
     first = f'size: {substrates[0]}'
     at_home = size[size[first].map(outcome) == 'holds']
     home = at_home['size class'].value_counts()
-    lines += ['', f'Of its {len(size)} printed sizes ("about 25 times", "about a third"), {len(at_home)} reproduce on '
-              f'{substrates[0]}, the chapter\'s own agent: {home.get("general", 0)} of them on every substrate, '
-              f'{home.get("substrate-dependent", 0)} fail on another and {home.get("open", 0)} stay open on another. '
-              f'The other {len(size) - len(at_home)} do not reproduce even on {substrates[0]} '
-              f'({int((size[first].map(outcome) == "fails").sum())} outside the band there, '
-              f'{int((size[first].map(outcome) == "open").sum())} undecided).', '']
+    lines += ['', f'Of its {len(size)} printed sizes ("about 25 times", "about a third"), {len(at_home)} '
+              f'{agree(len(at_home), "lie")} inside the chapter\'s band on {substrates[0]}, the chapter\'s own agent: '
+              f'{home.get("general", 0)} of them on every substrate, {home.get("substrate-dependent", 0)} outside it '
+              f'on another and {home.get("open", 0)} undecided on another. Of the other {len(size) - len(at_home)}, '
+              f'{int((size[first].map(outcome) == "fails").sum())} lie outside the band on {substrates[0]} and '
+              f'{int((size[first].map(outcome) == "open").sum())} are undecided there.', '']
     study = advice(table, substrates)
     if len(study):
         found = study['class'].value_counts()
