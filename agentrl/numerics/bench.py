@@ -26,6 +26,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
+from ..agent import matmul
 from ..agent.model import count_parameters, make_critic
 from ..agent.packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
 from ..agent.sampler import collate, sample_tasks, sequence_log_probs
@@ -54,18 +55,29 @@ def matmul_peak_flops(n: int = 512, repeats: int = 20) -> float:
 
 
 def counted_flops(fn) -> int:
-    """FLOPs of fn() as torch's FlopCounterMode counts them: matmuls (CPU attention's kernel is not counted)."""
-    with FlopCounterMode(display=False) as counter:
-        fn()
+    """FLOPs of fn() as torch's FlopCounterMode counts them: matmuls (CPU attention's kernel is not counted). The
+    counter does not see agentrl's kernel (numerics version 5): fn() runs torch's products (the same) as it counts."""
+    fixed_order, matmul.FIXED_ORDER = matmul.FIXED_ORDER, False
+    try:
+        with FlopCounterMode(display=False) as counter:
+            fn()
+    finally:
+        matmul.FIXED_ORDER = fixed_order
     return counter.get_total_flops()
 
 
-MATMULS = {'aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm'}
+# torch's products (numerics version 4), then agentrl's kernel's (version 5, agentrl/agent/matmul.cpp): its product,
+# a linear layer and the linear layer's gradients
+MATMULS = {'aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'agentrl::product', 'agentrl::linear',
+           'torch::autograd::CppNode<(anonymous namespace)::Linear>'}
+# the kernel's attention, its gradients and the softmax between its products (ATen's); torch's is scaled_dot_product
+ATTENTION = {'agentrl::attention', 'torch::autograd::CppNode<(anonymous namespace)::Attention>', 'aten::_softmax',
+             'aten::_softmax_backward_data'}
 
 
 def op_kind(name: str) -> str:
     """The kind of a profiled operator: attention, matmul, optimizer (Adam, gradient clip) or other."""
-    if 'scaled_dot_product' in name:
+    if 'scaled_dot_product' in name or name in ATTENTION:
         return 'attention'
     if name in MATMULS:
         return 'matmul'
@@ -147,9 +159,12 @@ def step_breakdown(train_step, step_flops: int, peak: float, repeats: int) -> No
     """Where the trainer step's time goes by kind of operator, and what that means for its ratio to the peak."""
     seconds = seconds_by_kind(lambda: [train_step() for _ in range(repeats)])
     total = sum(seconds.values())
-    matmul_rate = step_flops * repeats / seconds['matmul'] / peak
     print('trainer step, its time by kind of operator (profiled): ' + ' | '.join(
         f'{kind} {part / total:.0%}' for kind, part in seconds.items()))
+    if not seconds['matmul']:
+        print('trainer step, why the ratio: the profiler saw no matmul outside attention (MATMULS names them)')
+        return
+    matmul_rate = step_flops * repeats / seconds['matmul'] / peak
     print(f'trainer step, why the ratio: its matmuls run at {matmul_rate:.2f} of the peak and take '
           f'{seconds["matmul"] / total:.0%} of its time; were attention free, the ratio would be '
           f'{matmul_rate * seconds["matmul"] / (total - seconds["attention"]):.3f}')
