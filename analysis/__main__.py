@@ -7,7 +7,8 @@ design's runs published before its ledger.
 `stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
 `replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
 decided and cost (by the design's cost table, DIR/../costs.csv, where there is one), and the runs it would need that
-the records lack (analysis/ledger/replay.py)."""
+the records lack (analysis/ledger/replay.py).
+A bad argument, or runs or records that cannot be read (damaged records: the file), is an error of one line."""
 from __future__ import annotations
 
 import argparse
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from agentrl.files import write_text
+from workflow.faults import OneLineParser
 from workflow.plan import look_text, seed_plan
 from workflow.state import job_costs
 
@@ -34,7 +36,7 @@ PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('ta
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m analysis', description=__doc__)
+    parser = OneLineParser(prog='python -m analysis', description=__doc__)
     parser.add_argument('command', choices=sorted(PARTS),
                         help='aggregate: everything (tables, figures, claims.md, README.md, records/); or one part '
                              '(records: --records with --run-files added)')

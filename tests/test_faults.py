@@ -1,8 +1,10 @@
 """What a user got wrong, one line each (workflow/faults.py): a design's schema faults naming the file, the key path,
-the value and what is allowed, and names the design lacks with their close matches."""
+the value and what is allowed, names the design lacks with their close matches, a design file that is not YAML
+naming its line, and the faults of the design and seeds commands."""
 import pytest
 
-from workflow.design import checked, config_schema
+from workflow import design as design_verb, seeds as seeds_verb
+from workflow.design import checked, config_schema, load_design
 from workflow.faults import did_you_mean, not_in_design
 from workflow.plan import DesignError
 
@@ -78,3 +80,60 @@ def test_a_name_the_design_lacks_is_named_with_the_close_ones_or_with_all():
     assert did_you_mean('lamda', ['lr', 'lam', 'lambda']) == '; did you mean lambda or lam?'  # the closest first
     assert did_you_mean('abcde', ['abcxx', 'abcdx', 'abcde']) == '; did you mean abcde, abcdx or abcxx?'
     assert did_you_mean('zzz', ['epochs']) == ''
+
+
+NOT_YAML = 'extends: config/config.yaml\nseeds: [0, 1\nresults_dir: results/x\n'  # the list is not closed
+NOT_YAML_LINE = "3: could not parse YAML: expected ',' or ']', but got ':' (while parsing a flow sequence, line 2)"
+
+
+def test_a_design_that_is_not_yaml_is_one_line_naming_its_file_and_line(tmp_path):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text(NOT_YAML)
+    with pytest.raises(DesignError) as raised:
+        load_design(bad)
+    assert str(raised.value) == f'{bad}:{NOT_YAML_LINE}'
+    with pytest.raises(DesignError) as raised:  # through extends: the design's file, then the one it extends
+        checked(dict(extends=str(bad)), 'x.yaml')
+    assert str(raised.value) == f'x.yaml: {bad}:{NOT_YAML_LINE}'
+    with pytest.raises(DesignError) as raised:
+        load_design(tmp_path / 'none.yaml')
+    assert str(raised.value) == f'{tmp_path / "none.yaml"}: No such file or directory'
+
+
+def refusal(capsys, main, argv: list[str]) -> str:
+    """All that a command's main(argv) writes as it stops (exit status 2): stdout and stderr, together."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    out, err = capsys.readouterr()
+    return out + err
+
+
+@pytest.mark.parametrize('argv, line', [
+    (['stages', '--configfile', '{bad}'], '{bad}:' + NOT_YAML_LINE),
+    (['cells', '--configfile', '{none}'], '{none}: No such file or directory'),
+    (['cell', 'lam~0.59'], "cell 'lam~0.59' is not in config/config.yaml; its cells are: "),
+    (['stage'], "argument what: invalid choice: 'stage' (choose from 'cells', 'cell', 'stages')"),
+])
+def test_the_design_command_stops_in_one_line(tmp_path, capsys, argv, line):
+    """`python -m workflow.design`: a design that cannot be read, a cell it lacks, a bad argument: one line each."""
+    (tmp_path / 'bad.yaml').write_text(NOT_YAML)
+    paths = dict(bad=tmp_path / 'bad.yaml', none=tmp_path / 'none.yaml')
+    said = refusal(capsys, design_verb.main, [arg.format(**paths) for arg in argv])
+    assert said.startswith(f'python -m workflow.design: error: {line.format(**paths)}') and said.count('\n') == 1
+
+
+@pytest.mark.parametrize('argv, line', [
+    ([], 'the following arguments are required: name, count'),
+    (['lam~0.5', '60'], 'cell or experiment lam~0.5 is not in this design; did you mean lam~0.95, lam~0.9 or '
+                        'lr~0.0005?'),
+    (['baseline', 'sixty'], "argument count: invalid int value: 'sixty'"),
+    (['baseline', '60', '--configfile', '{bad}'], '{bad}:' + NOT_YAML_LINE),
+    (['baseline', '60', '--configfile', '{none}'], '{none}: No such file or directory'),
+])
+def test_the_seeds_command_stops_in_one_line(tmp_path, capsys, argv, line):
+    """`python -m workflow.seeds`: a missing or bad argument, an unknown cell, a design that cannot be read."""
+    (tmp_path / 'bad.yaml').write_text(NOT_YAML)
+    paths = dict(bad=tmp_path / 'bad.yaml', none=tmp_path / 'none.yaml')
+    said = refusal(capsys, seeds_verb.main, [arg.format(**paths) for arg in argv])
+    assert said == f'python -m workflow.seeds: error: {line.format(**paths)}\n'

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import filecmp
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +230,17 @@ def test_records_needs_runs_to_add(design, tmp_path):
     assert result.returncode == 2 and 'records needs --run-files (and --records to add them to); not records' \
         in result.stderr
     assert not (tmp_path / 'records').exists()
+
+
+def test_damaged_records_are_refused_in_one_line_naming_the_file(tmp_path):
+    """`python -m analysis aggregate --records DAMAGED`: the one line naming the file, no usage before it."""
+    records = tmp_path / 'records'
+    shutil.copytree(REPO / 'results' / 'records', records)
+    with open(records / 'runs.parquet', 'r+b') as file:
+        file.truncate(100)
+    result = analysis_cli('aggregate', '--records', records, '--out', tmp_path / 'out')
+    assert result.returncode == 2 and result.stdout == ''
+    damaged = re.escape(str(records / 'runs.parquet'))
+    assert re.fullmatch(rf'python -m analysis: error: the run records are damaged: {damaged} is not the file written '
+                        r'with SHA256SUMS \(its SHA-256 differs\)\. Restore .*\n', result.stderr)
+    assert not (tmp_path / 'out').exists()

@@ -330,6 +330,16 @@ def test_a_target_the_design_lacks_stops_in_one_line_naming_the_close_names(tmp_
     assert fault_lines(result.stdout, TEST_CONFIG) == [f'{TEST_CONFIG}: {line}']
 
 
+def test_a_design_extending_one_that_is_not_yaml_stops_in_one_line_naming_its_file_and_line(tmp_path):
+    bad, design = tmp_path / 'bad.yaml', tmp_path / 'design.yaml'
+    bad.write_text('extends: config/test.yaml\nseeds: [0, 1\nresults_dir: results/x\n')  # the list is not closed
+    design.write_text(f'extends: {bad}\n')
+    result = snakemake(tmp_path / 'work', '--dry-run', config=design)
+    assert result.returncode != 0 and fault_lines(result.stdout, design) == [
+        f"{design}: {bad}:3: could not parse YAML: expected ',' or ']', but got ':' (while parsing a flow sequence, "
+        'line 2)']
+
+
 def test_the_schema_knows_every_trainconfig_field():
     from agentrl.learning.config import TrainConfig
     from agentrl.chapter.experiments import EXPERIMENTS

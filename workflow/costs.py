@@ -31,8 +31,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-import yaml
-
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, this_cpu
 from workflow.design import cell_json, expand_design, load_design, shared_critic, substrate_of
@@ -182,9 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         design = load_design(args.configfile)
         cells = expand_design(design)
         costs = job_costs(design['results_dir']) if args.check else None  # a table measured again is not read
-    except OSError as error:
-        parser.error(f'{args.configfile}: {error.strerror}')
-    except (DesignError, ValueError, yaml.YAMLError) as error:
+    except (DesignError, ValueError) as error:
         parser.error(str(error))
     if args.check and costs is None:
         parser.error(f'--check: {Path(design["results_dir"]) / COSTS_FILE} does not exist; measure it first')

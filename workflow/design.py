@@ -23,7 +23,7 @@ import yaml
 
 from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
-from workflow.faults import json_types, validated
+from workflow.faults import OneLineParser, json_types, validated, yaml_fault
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -264,16 +264,18 @@ def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     """A design with the design it `extends` (a file, relative to the repository root) filled in: every key the
     design does not state comes from the file it extends; trainer, baseline and seeds are merged key by key where
     both are mappings (MERGED).
-    Resolved again in the file extended, so designs chain; a missing file or a cycle is a DesignError naming it."""
+    Resolved again in the file extended, so designs chain; a missing file, one that is not YAML or a cycle is a
+    DesignError naming it."""
     if 'extends' not in design:
         return dict(design)
     name = design['extends']
     if name in seen:
         raise DesignError(f'extends: {name} extends itself through {" -> ".join(seen)}')
     try:
-        base = extend(yaml.safe_load((root / name).read_text()) or {}, root, (*seen, name))
+        text = (root / name).read_text()
     except OSError as error:
         raise DesignError(f'extends: {name}: {error.strerror} (a design file, relative to {root})') from None
+    base = extend(parsed(text, name), root, (*seen, name))
     own = {key: value for key, value in design.items() if key != 'extends'}
     return {**base, **own, **{key: merged(base.get(key), own[key]) for key in MERGED if key in own}}
 
@@ -292,16 +294,28 @@ def checked(design: dict, source: str) -> dict:
         raise DesignError('\n'.join(f'{source}: {line}' for line in str(error).splitlines())) from None
 
 
+def parsed(text: str, source: str) -> dict:
+    """A design file's text as a mapping ({} where it is empty); where it is not YAML, a DesignError of one line naming
+    the source and the line (`config/x.yaml:7: could not parse YAML: ...`)."""
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        raise DesignError(yaml_fault(source, error)) from None
+
+
 def load_design(path: Path | str) -> dict:
-    """A design file, checked (`checked`)."""
-    return checked(yaml.safe_load(Path(path).read_text()), str(path))
+    """A design file, checked (`checked`); one it cannot read is a DesignError of one line naming it."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise DesignError(f'{path}: {error.strerror}') from None
+    return checked(parsed(text, str(path)), str(path))
 
 
 def main(argv: list[str] | None = None) -> None:
     """`python -m workflow.design cells | cell NAME | stages [--configfile F]`: the design's cells, one cell's config
     file, or its stages (seeds at each look, the most stages and run jobs)."""
-    import argparse
-    parser = argparse.ArgumentParser(prog='python -m workflow.design', description=main.__doc__)
+    parser = OneLineParser(prog='python -m workflow.design', description=main.__doc__)
     parser.add_argument('what', choices=['cells', 'cell', 'stages'])
     parser.add_argument('name', nargs='?', help='the cell (for `cell`)')
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')

@@ -4,14 +4,23 @@ A fault names the key path, the value and what is allowed (`seeds.max = -5: at l
 comes with its close matches (difflib): `baseline.lamda: unknown key; did you mean lam?`. Where the schema offers
 branches (`oneOf`: a list of seeds or a mapping), the branch of the value's type says what is wrong.
 
-Pure Python (jsonschema, difflib): workflow/design.py and the Snakefile's helpers import it.
+A command's fault is one line too: OneLineParser's errors are `PROG: error: MESSAGE`, without the usage argparse
+prints before it.
+
+A design file that is not YAML is one line naming the file and the line (`config/x.yaml:7: could not parse YAML:
+...`).
+
+Pure Python (jsonschema, difflib, PyYAML): workflow/design.py and the Snakefile's helpers import it.
 """
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 from collections.abc import Iterable
+from typing import NoReturn
 
+import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
@@ -20,6 +29,14 @@ from workflow.plan import DesignError
 TYPE_WORDS = {'integer': 'an integer', 'number': 'a number', 'string': 'a string', 'boolean': 'true or false',
               'null': 'null', 'array': 'a list', 'object': 'a mapping'}
 BRANCHING = ('oneOf', 'anyOf')
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors (a bad or missing argument, or a fault the command passes to error) are one line
+    each, `PROG: error: MESSAGE`, exit status 2; `--help` gives the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f'{self.prog}: error: {message}\n')
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -37,6 +54,15 @@ def not_in_design(kind: str, name: str, known: Iterable[str]) -> str:
     """'<kind> NAME is not in this design', then its close matches, or every name of the kind where none is close."""
     known = list(known)
     return f'{kind} {name} is not in this design' + (did_you_mean(name, known) or f'; it has: {", ".join(known)}')
+
+
+def yaml_fault(source: str, error: yaml.YAMLError) -> str:
+    """A YAML file's syntax error as one line: `SOURCE:LINE: could not parse YAML: PROBLEM (CONTEXT, line N)`."""
+    mark = getattr(error, 'problem_mark', None)
+    if mark is None:
+        return f'{source}: could not parse YAML: {" ".join(str(error).split())}'
+    context = f' ({error.context}, line {error.context_mark.line + 1})' if error.context and error.context_mark else ''
+    return f'{source}:{mark.line + 1}: could not parse YAML: {error.problem}{context}'
 
 
 # --- validation: defaults filled in, every fault collected ---------------------------------------
