@@ -1,12 +1,12 @@
 """The seed plan and the looks (workflow/plan.py), without Snakemake: the seeds of every stage from the looks made so
-far, where the design ends, what a stage adds and logs, and which look files are read."""
+far, where the design ends, what a stage adds and logs, what the planned runs cost, and which look files are read."""
 import json
 import os
 
 import pytest
 
-from workflow.plan import (DesignError, SeedPlan, added_runs, check_look, final_stage, look_file, read_next,
-                           seed_plan, seeds_at_stage, stage_summary, superseded)
+from workflow.plan import (DesignError, SeedPlan, added_runs, check_look, final_stage, look_file, planned_cost,
+                           read_next, seed_plan, seeds_at_stage, stage_summary, superseded)
 from workflow.state import JobCosts
 
 PLAN = seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 20}})
@@ -49,43 +49,42 @@ def test_a_stage_adds_only_the_new_seeds_of_the_sources_it_grows_and_says_so():
     added = added_runs(PLAN, after, before)
     assert added == {'baseline': list(range(10, 15)), 'surrogate': list(range(10, 15))}
     assert added_runs(PLAN, before, {}) == {name: list(range(10)) for name in NAMES}
-    seconds = {'baseline': [50.0, 70.0, 54.0], 'surrogate': [20.0]}  # medians 54 and 20
     cells = {'baseline': PPO, 'lam~0.95': PPO}
     three = [('baseline', 10), ('baseline', 11), ('surrogate', 10)]
-    assert stage_summary(PLAN, 2, added, cells, three, seconds) == (
+    assert stage_summary(PLAN, 2, added, cells, three) == (
         'stage 2 of at most 3: 1 cells and 1 experiments to 15 seeds, 10 runs added, 3 to make (the others are '
-        'published or here), about 128 s of runs at the median time the records hold for each cell and experiment; '
-        'no cost table: wall times (python -m workflow.costs)\n  cells: baseline\n  experiments: surrogate')
+        'published or here)\n  cells: baseline\n  experiments: surrogate')
+
+
+def test_without_a_cost_table_the_planned_runs_are_priced_at_the_records_medians():
+    seconds = {'baseline': [50.0, 70.0, 54.0], 'surrogate': [20.0]}  # medians 54 and 20
+    three = [('baseline', 10), ('baseline', 11), ('surrogate', 10)]
+    medians = 's at the median wall time the records hold for each cell and experiment'
+    no_table = '; no cost table (python -m workflow.costs measures one)'
+    assert planned_cost(three, 2, seconds) == f'3 runs planned: about 128 {medians}{no_table}'
     two = [('baseline', 10), ('surrogate', 10)]
-    assert stage_summary(PLAN, 2, added, cells, two, {'baseline': [60.0]}).split('\n')[0].endswith(
-        '2 to make (the others are published or here), about 60 s of runs at the median time the records hold for '
-        'each cell and experiment (1 of them untimed: the records hold no run of their cell or experiment); no cost '
-        'table: wall times (python -m workflow.costs)')
-    assert '0 to make (the others are published or here)\n' in stage_summary(PLAN, 2, added, cells, [], {})
-    assert stage_summary(PLAN, 2, added, cells, two, {}).split('\n')[0].endswith(
-        '2 to make (the others are published or here), none timed: the records hold no run of their cells or '
-        'experiments; no cost table: wall times (python -m workflow.costs)')
+    assert planned_cost(two, 0, {'baseline': [60.0]}) == (
+        f'2 runs planned: about 60 {medians}; 1 runs not counted: the records hold no run of surrogate{no_table}')
+    assert planned_cost([], 4, seconds) == 'no run planned'
+    assert planned_cost([*two, ('lam~0.9', 3)], 0, {}) == (
+        f'3 runs planned, none priced: the records hold no run of baseline, lam~0.9, surrogate{no_table}')
     machines = ['AMD EPYC (family 25)', 'Intel Xeon (family 6)', 'AMD EPYC (family 25)']
-    assert stage_summary(PLAN, 2, added, cells, [('baseline', 10)], {'baseline': [60.0]}, machines).split('\n')[0] \
-        .endswith('about 60 s of runs at the median time the records hold for each cell and experiment (made on AMD '
-                  'EPYC (family 25); Intel Xeon (family 6)); no cost table: wall times (python -m workflow.costs)')
+    assert planned_cost([('baseline', 10)], 0, {'baseline': [60.0]}, machines) == (
+        f'1 runs planned: about 60 {medians} (made on AMD EPYC (family 25); Intel Xeon (family 6)){no_table}')
 
 
-def test_with_a_cost_table_a_stage_is_priced_by_it_a_critic_per_seed_of_its_ppo_runs():
-    added = {'baseline': list(range(10, 15)), 'reinforce': [10], 'surrogate': list(range(10, 15))}
-    cells = {'baseline': PPO, 'reinforce': dict(PPO, algorithm='reinforce')}
+def test_with_a_cost_table_the_planned_runs_and_critics_are_priced_by_it():
     costs = JobCosts('results/costs.csv', {'baseline': 20.0, 'reinforce': 12.5, 'surrogate': 7.0}, 4.0, 'AMD EPYC',
                      '2026-12-06', '5')
     runs = [('baseline', 10), ('baseline', 11), ('reinforce', 10), ('reinforce', 12), ('surrogate', 10)]
-    table = ('about 80 CPU s of jobs by the cost table results/costs.csv (CPU seconds of one job, measured 2026-12-06 '
-             "on AMD EPYC, numerics version 5): each run its cell's or experiment's, and 2 warmed critics (one per "
-             'seed of its PPO runs)')
-    assert stage_summary(PLAN, 2, added, cells, runs, {'baseline': [999.0]}, costs=costs).split('\n')[0].endswith(
-        f'5 to make (the others are published or here), {table}')  # 2 x 20 + 2 x 12.5 + 7 + 2 critics x 4 = 80
-    assert stage_summary(PLAN, 2, added, cells, [*runs, ('lam~0.9', 10)], {}, costs=costs).split('\n')[0].endswith(
-        f'{table} (1 of them untimed: the cost table lacks their cell or experiment)')
-    assert stage_summary(PLAN, 2, added, cells, [('lam~0.9', 10)], {}, costs=costs).split('\n')[0].endswith(
-        'none timed: the cost table lacks their cells or experiments')
+    table = ('CPU s of jobs by the cost table results/costs.csv (CPU seconds of one job, measured 2026-12-06 on AMD '
+             'EPYC, numerics version 5)')
+    assert planned_cost(runs, 2, {'baseline': [999.0]}, costs=costs) == (
+        f'5 runs and 2 warmed critics planned: about 80 {table}')  # 2 x 20 + 2 x 12.5 + 7 + 2 critics x 4 = 80
+    assert planned_cost([*runs, ('lam~0.9', 10)], 2, {}, costs=costs) == (
+        f'6 runs and 2 warmed critics planned: about 80 {table}; 1 runs not counted: the cost table lacks lam~0.9')
+    assert planned_cost([('lam~0.9', 10)], 0, {}, costs=costs) == (
+        '1 runs and 0 warmed critics planned, none priced: the cost table lacks lam~0.9')
 
 
 def test_a_look_file_is_read_only_for_its_basis(tmp_path):

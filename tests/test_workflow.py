@@ -263,6 +263,41 @@ def test_a_design_file_is_the_whole_design_from_a_clones_root(tmp_path):
     assert (int(counts['total']), int(counts['train']), int(counts['experiment'])) == (19, 6, 2), out
 
 
+def clone_dry_run(clone: Path, *args) -> str:
+    """A dry run in a clone, from its root with the default profile, as the README gives it: its output."""
+    return succeeded(subprocess.run([sys.executable, '-m', 'snakemake', '--profile', 'workflow/profiles/default',
+                                     '--cores', '2', '--dry-run', *map(str, args)], cwd=clone, env=environment(),
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300))
+
+
+def planned(out: str) -> list[str]:
+    """The line after each job stats' total row: the runs planned and their cost."""
+    return re.findall(r'^total\s+\d+\n(.*)$', out, flags=re.M)
+
+
+COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds of one job, measured \S+ on .+, '
+              r'numerics version \d+\)')
+
+
+def test_every_dry_run_ends_its_job_stats_with_the_runs_planned_and_their_cpu_seconds(tmp_path):
+    """On the published records: the default design plans no run; a cell forced, or a level added, is priced by the
+    cost table, runs and warmed critics (a level the table lacks named); a design without a table says so."""
+    clone = copy_checkout(tmp_path / 'clone')
+    assert set(planned(clone_dry_run(clone))) == {'no run planned'}
+    forced = clone_dry_run(clone, '--force', *[f'results/runs/lam~0.95/seed~{seed}/run.json' for seed in range(10)])
+    assert re.fullmatch(rf'10 runs and 10 warmed critics planned: about [\d,]+ {COST_TABLE}', planned(forced)[-1])
+    (clone / 'added.yaml').write_text('extends: config/config.yaml\nsweeps: {lam: [1.0, 0.95, 0.9, 0.8]}\n')
+    added = planned(clone_dry_run(clone, '--configfile', 'added.yaml'))[-1]
+    assert re.fullmatch(rf'10 runs and 10 warmed critics planned: about [\d,]+ {COST_TABLE}; 10 runs not counted: the '
+                        r'cost table lacks lam~0\.8', added)
+    staged = clone_dry_run(clone, '--configfile', TEST_CONFIG.relative_to(REPO))
+    assert planned(staged)[-1] == (
+        '8 runs planned, none priced: the records hold no run of algorithm~reinforce, baseline, clip_gradients, '
+        'lam~0.95; no cost table (python -m workflow.costs measures one)')
+    assert 'stage 1 of at most 2: 3 cells and 1 experiments to 2 seeds, 8 runs added, 8 to make (the others are ' \
+           'published or here)\n' in staged
+
+
 def spawned_job(workdir: Path, parent_design: dict, config: Path) -> subprocess.CompletedProcess:
     """A dry run of Snakemake as a spawned job (--mode remote, as a SLURM job step starts it) under a parent's design."""
     env = {**environment(), 'AGENTRL_DESIGN': json.dumps(parent_design, sort_keys=True)}
@@ -323,6 +358,10 @@ def test_a_bad_config_stops_before_any_job_with_a_line_per_fault(tmp_path, chang
      'experiment clip_gradient is not in this design; did you mean clip_gradients?'),
     (f'{TEST_RESULTS}/experiments/surrogate/seed~0/run.json',
      'experiment surrogate is not in this design; it has: clip_gradients'),  # one of agentrl's, not the design's
+    (f'{TEST_RESULTS}/runs/baseline/seed~abc/run.json',
+     'seed~abc is not a seed: expected a whole number (seed~0, seed~1, ...)'),
+    (f'{TEST_RESULTS}/experiments/clip_gradients/seed~-1/run.json',
+     'seed~-1 is not a seed: expected a whole number (seed~0, seed~1, ...)'),
 ])
 def test_a_target_the_design_lacks_stops_in_one_line_naming_the_close_names(tmp_path, target, line):
     result = snakemake(tmp_path, '--dry-run', '--force', target)
@@ -559,9 +598,10 @@ def test_a_design_stopped_half_way_is_published_by_the_records_target_and_contin
         ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~1/run.json')]
 
 
-def test_the_records_target_without_a_run_made_stops_naming_why(tmp_path):
+def test_the_records_target_without_a_run_made_stops_in_one_line_naming_why(tmp_path):
     result = snakemake(tmp_path, '--cores', 1, 'records')
-    assert result.returncode == 1 and f'no run of the design is made yet under {TEST_RESULTS}' in result.stdout
+    assert result.returncode == 1 and fault_lines(result.stdout, TEST_CONFIG) == [
+        f'{TEST_CONFIG}: no run of the design is made yet under {TEST_RESULTS}: nothing to add to its records']
     assert not (tmp_path / TEST_RESULTS / 'records').exists()
 
 

@@ -181,38 +181,40 @@ def added_runs(plan: SeedPlan, seeds: dict[str, int], before: dict[str, int]) ->
 
 
 def stage_summary(plan: SeedPlan, stage: int, added: dict[str, list[int]], cells: dict[str, dict],
-                  to_make: list[tuple[str, int]], seconds: dict[str, list[float]], made_on: Iterable[str] = (),
-                  costs=None) -> str:
+                  to_make: list[tuple[str, int]]) -> str:
     """What a stage adds, as the workflow logs it (a dry run shows it): cells: the design's (name -> values); to_make:
-    the runs to make (name, seed). Their cost: by the design's cost table where it has one (costs:
-    workflow.state.job_costs), each run its source's CPU seconds and one warmed critic per seed of its PPO runs;
-    otherwise the median of the wall times the records hold for each name (seconds: state.recorded_seconds), on the
-    CPUs that made them (made_on), whatever else loaded those machines."""
+    the runs to make (name, seed). What they cost follows the job stats (planned_cost)."""
     grown_cells = [name for name in added if name in cells]
     grown_experiments = [name for name in added if name not in cells]
-    names = [name for name, _ in to_make]
-    if costs is None:
-        timed, critics_s = {name: statistics.median(seconds[name]) for name in names if name in seconds}, 0.0
-        machines = sorted(set(made_on))
-        how = (' s of runs at the median time the records hold for each cell and experiment'
-               + (f' (made on {"; ".join(machines)})' if machines else ''))
-        lacking, after = 'the records hold no run of', '; no cost table: wall times (python -m workflow.costs)'
-    else:
-        critics = len({seed for name, seed in to_make if cells.get(name, {}).get('algorithm') == 'ppo'})
-        timed, critics_s = costs.seconds, critics * costs.critic_s
-        how = (f' CPU s of jobs by {costs}: each run its cell\'s or experiment\'s, and {critics} warmed critics (one '
-               'per seed of its PPO runs)')
-        lacking, after = 'the cost table lacks', ''
-    untimed = sum(name not in timed for name in names)
-    estimate = sum(timed[name] for name in names if name in timed) + critics_s
-    if not to_make:
-        cost = ''
-    elif untimed == len(to_make):
-        cost = f', none timed: {lacking} their cells or experiments{after}'
-    else:
-        cost = (f', about {estimate:,.0f}{how}'
-                + (f' ({untimed} of them untimed: {lacking} their cell or experiment)' if untimed else '') + after)
     return (f'stage {stage} of at most {len(plan.looks)}: {len(grown_cells)} cells and {len(grown_experiments)} '
             f'experiments to {plan.looks[stage - 1]} seeds, {sum(map(len, added.values()))} runs added, '
-            f'{len(to_make)} to make (the others are published or here){cost}\n  cells: '
+            f'{len(to_make)} to make (the others are published or here)\n  cells: '
             + (', '.join(grown_cells) or 'none') + '\n  experiments: ' + (', '.join(grown_experiments) or 'none'))
+
+
+def planned_cost(runs: list[tuple[str, int]], critics: int, seconds: dict[str, list[float]],
+                 made_on: Iterable[str] = (), costs=None) -> str:
+    """The runs a workflow plans and what they cost, one line (a dry run's job stats end with it): runs, (name, seed),
+    and the warmed critics it plans, priced by the design's cost table where it has one (costs:
+    workflow.state.job_costs): each run its cell's or experiment's CPU seconds, each critic the table's; otherwise each
+    run at the median of the wall times the records hold for its name (seconds: state.recorded_seconds), on the CPUs
+    that made them (made_on), whatever else loaded those machines."""
+    if not runs:
+        return 'no run planned'
+    if costs is None:
+        timed, critics_s = {name: statistics.median(times) for name, times in seconds.items() if times}, 0.0
+        head, machines = f'{len(runs)} runs planned', sorted(set(made_on))
+        how = ('s at the median wall time the records hold for each cell and experiment'
+               + (f' (made on {"; ".join(machines)})' if machines else ''))
+        lacking, after = 'the records hold no run of', '; no cost table (python -m workflow.costs measures one)'
+    else:
+        timed, critics_s = costs.seconds, critics * costs.critic_s
+        head, how = f'{len(runs)} runs and {critics} warmed critics planned', f'CPU s of jobs by {costs}'
+        lacking, after = 'the cost table lacks', ''
+    untimed = [name for name, _ in runs if name not in timed]
+    lacked = f'{lacking} {", ".join(sorted(set(untimed)))}'
+    if len(untimed) == len(runs) and not critics_s:
+        return f'{head}, none priced: {lacked}{after}'
+    estimate = sum(timed[name] for name, _ in runs if name in timed) + critics_s
+    uncounted = f'; {len(untimed)} runs not counted: {lacked}' if untimed else ''
+    return f'{head}: about {estimate:,.0f} {how}{uncounted}{after}'

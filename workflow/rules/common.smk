@@ -6,20 +6,22 @@ iteration, a job's design against its parent's) is checked here, still before an
 """
 
 import json
+import logging
 import os
 import shlex
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.logging import logger
+from snakemake.logging import get_event, logger
+from snakemake_interface_logger_plugins.common import LogEvent
 
 from agentrl.files import DamagedRecords, write_text  # write_text: atomic, a temporary sibling, then a rename
 from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.design import substrate_of
 from workflow.faults import not_in_design
-from workflow.plan import DesignError, seed_plan
+from workflow.plan import DesignError, planned_cost, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
@@ -77,11 +79,17 @@ if workflow.is_main_process:  # a run directory whose run.json cannot be read co
         logger.warning(f"{damaged} cannot be read as a run: moved to {set_aside(damaged)}, its run is made again")
 BASIS = basis(config, NUMERICS_VERSION)
 BASIS_FILE = basis_file(RESULTS, BASIS)
+try:  # the design's cost table (workflow/state.py), None where it has none: a dry run prices its runs by it
+    COSTS = job_costs(RESULTS)
+except ValueError as error:
+    sys.exit(str(error))  # one line naming the file and its line
 
 
+# A cell, an experiment or a seed that is not the design's reaches its rule, whose input functions stop the workflow
+# with one line naming it (known, known_seed), not Snakemake's MissingRuleException.
 wildcard_constraints:
     cell=r"[^/]+",
-    seed=r"\d+",
+    seed=r"[^/]+",
     experiment=r"[a-z_]+",
     stage=r"\d+",
 
@@ -102,10 +110,23 @@ def cell_values(wildcards):
     return CELLS[known("cell", wildcards.cell, CELLS)]
 
 
-def experiment_base(wildcards):
-    """An experiment's input, the base agent; an experiment outside the design stops the workflow (known)."""
-    known("experiment", wildcards.experiment, EXPERIMENTS)
+def known_seed(wildcards):
+    """Stop the workflow with one line naming the job's seed where it is not a whole number (as known)."""
+    if not wildcards.seed.isdigit():
+        sys.exit(f"{DESIGN_FILE}: seed~{wildcards.seed} is not a seed: expected a whole number (seed~0, seed~1, ...)")
+
+
+def job_base(wildcards):
+    """A job's input, the base agent; a seed that is not a whole number stops the workflow (known_seed)."""
+    known_seed(wildcards)
     return rules.base_agent.output[0]
+
+
+def experiment_base(wildcards):
+    """An experiment's input, the base agent; an experiment outside the design stops the workflow (known), as does a
+    seed that is not a whole number (known_seed)."""
+    known("experiment", wildcards.experiment, EXPERIMENTS)
+    return job_base(wildcards)
 
 
 def cell_file(wildcards):
@@ -137,19 +158,40 @@ def made_runs_option():
     any seed of its plan) to the records, where there are records."""
     runs = [run_path(name, seed) for name in [*CELLS, *EXPERIMENTS] for seed in PLAN.seeds]
     made = [path for path in runs if os.path.exists(path)]
-    if not made:
-        raise WorkflowError(f"no run of the design is made yet under {RESULTS}: nothing to add to its records")
+    if not made:  # one line (SystemExit, as known)
+        sys.exit(f"{DESIGN_FILE}: no run of the design is made yet under {RESULTS}: nothing to add to its records")
     records = ["--records", shlex.quote(RECORDS)] if os.path.isdir(RECORDS) else []
     return " ".join([*records, "--run-files", *map(shlex.quote, made)])
 
 
-def cost_table():
-    """The design's cost table (workflow/state.py, job_costs), None where it has none; one that cannot be read stops
-    the workflow, naming it."""
-    try:
-        return job_costs(RESULTS)
-    except ValueError as error:
-        raise WorkflowError(str(error)) from None
+# --- a dry run's (and a run's) plan, priced -------------------------------------------------------
+# Snakemake calls no hook of the workflow before a dry run's jobs (onstart runs in a real run only): a filter on its
+# logger ends the job stats it logs once the DAG is built (LogEvent.RUN_INFO) with the runs planned and their cost.
+
+
+def planned_runs(jobs):
+    """The runs (name, seed) of the train and experiment jobs among these, and the number of warm_critic jobs."""
+    jobs = list(jobs)
+    runs = [run_of(job.output[0]) for job in jobs if job.rule.name in ("train", "experiment")]
+    return runs, sum(job.rule.name == "warm_critic" for job in jobs)
+
+
+class PlannedCost(logging.Filter):
+    """Snakemake's job stats, then the runs its DAG plans and their cost (workflow/plan.py, planned_cost): by the
+    design's cost table, else at the records' median wall times."""
+
+    def filter(self, record):
+        if get_event(record) == LogEvent.RUN_INFO:
+            jobs = workflow.dag.needrun_jobs(exclude_finished=False)  # a dry run's second stats: its jobs "finished"
+            runs, critics = planned_runs(jobs)
+            seconds = recorded_seconds(RECORDS) if COSTS is None else {}
+            made_on = [row["cpu"] for row in RECORD_ROWS if row.get("cpu")]
+            record.msg = f"{record.msg}{planned_cost(runs, critics, seconds, made_on, COSTS)}\n"
+        return True
+
+
+if workflow.is_main_process:
+    logger.addFilter(PlannedCost())
 
 
 def stage1_runs(names):

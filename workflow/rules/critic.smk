@@ -18,7 +18,7 @@ rule critic_config:
 rule warm_critic:
     input:
         config=rules.critic_config.output[0],
-        base=rules.base_agent.output[0],
+        base=job_base,
     output:
         f"{RESULTS}/critics/seed~{{seed}}.pt",
     log:

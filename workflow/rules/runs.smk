@@ -18,7 +18,7 @@ rule cell_config:
 rule train:
     input:
         config=f"{RESULTS}/configs/{{cell}}.json",
-        base=rules.base_agent.output[0],
+        base=job_base,
         critic=critic_input,
     output:
         f"{RESULTS}/runs/{{cell}}/seed~{{seed}}/run.json",

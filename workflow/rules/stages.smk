@@ -49,8 +49,7 @@ def stage_runs(wildcards):
         PLANNED.add(stage)
         added = added_runs(PLAN, seeds, sources_at(stage - 1) if stage > 1 else {})
         made = [run_of(path) for path in split_runs(added, run_path, PUBLISHED)[0] if not os.path.exists(path)]
-        made_on = [row["cpu"] for row in RECORD_ROWS if row.get("cpu")]
-        logger.info(stage_summary(PLAN, stage, added, CELLS, made, recorded_seconds(RECORDS), made_on, cost_table()))
+        logger.info(stage_summary(PLAN, stage, added, CELLS, made))
     return runs_of(seeds)
 
 
