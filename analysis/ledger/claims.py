@@ -280,8 +280,9 @@ def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int]
 # --- the ledger for readers -----------------------------------------------------------------------------------
 
 PROMISE = """\
-**The promise.** Over all {claims} claims with a verdict (the chapter's, the literature's and the calibration
-targets) and all the looks of the design, the expected share of false verdicts among the verdicts given
+**The promise.** Over all {parts} verdicts of the {claims} claims with a verdict (the chapter's, the
+literature's and the calibration targets; a size claim's derived direction is a verdict of its own) and all the
+looks of the design, the expected share of false verdicts among the verdicts given
 (every verdict but inconclusive) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
 looks and by exact tests valid whatever the seeds' distribution, and checked by simulation (`python -m
 analysis.ledger.simulation`). Findings and deterministic checks are outside it.
@@ -362,7 +363,8 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
     encoded again after a published verdict, counted apart), the calibration targets' and the literature's. count:
     the claims (a size claim's derived direction is not a claim of its own); `direction: ...` the verdicts on
     directions (every directional claim and the direction of each size claim that states one); `size: ...` the
-    verdicts on sizes (about-claims: inside or outside the chapter's band)."""
+    verdicts on sizes (about-claims: inside or outside the chapter's band); verdicts: the two together (count and the
+    derived directions)."""
     chapter = frame[frame['group'] == 'chapter']
     revised = chapter['revised'].fillna('').ne('')
     parts = [("the chapter's, all", chapter),
@@ -376,7 +378,7 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
     for label, rows_of in parts:
         direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
         futile = rows_of['futile'].astype(str).str.lower().eq('true') if 'futile' in rows_of else False
-        rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()),
+        rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()), 'verdicts': len(direction) + len(size),
                      **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in DIRECTION_VERDICTS},
                      **{f'size: {v}': int((size['verdict'] == v).sum()) for v in SIZE_VERDICTS},
                      'of the inconclusive, futile': int((futile & (rows_of['verdict'] == 'inconclusive')).sum()),
@@ -406,7 +408,9 @@ def summary(frame: pd.DataFrame) -> str:
     table = count_table(frame)
     every, headline, again = table['count'][:3]
     checks = frame[frame['group'] == 'check']
-    return (to_markdown(table) + f"\nThe chapter's {every} claims are the {headline} of the headline and the {again} "
+    return (to_markdown(table) + f"\n`count` is claims, `verdicts` their directions and sizes together (a size "
+            "claim that says which input is larger is judged on both). "
+            f"The chapter's {every} claims are the {headline} of the headline and the {again} "
             'whose encoding changed after a published ledger had judged them (counted apart, so that no encoding '
             'revised after its verdict adds to the headline). Direction and size apart: a claim that compares '
             'gets a direction verdict (reproduced, reversed, short of the claim, inconclusive); a claim that states a '
@@ -470,12 +474,12 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
     findings and the deterministic checks."""
     claims = claims or load_claims()
     alpha = number(claims.get('alpha', DEFAULTS['alpha']))
-    judged = int((~frame['group'].isin(['check', FINDING])).sum())
+    judged = frame[~frame['group'].isin(['check', FINDING])]
     rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
     history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
-    lines = ['# Claims ledger', '', PROMISE.format(claims=judged, alpha=alpha), summary(frame), '', rules,
+    lines = ['# Claims ledger', '', PROMISE.format(parts=len(judged), claims=int((~derived(judged)).sum()), alpha=alpha), summary(frame), '', rules,
              '**When the rules changed** (newest last):', '', history, '', *looks_section(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),

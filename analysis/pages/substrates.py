@@ -376,21 +376,35 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
               f'{int((size[first].map(outcome) == "fails").sum())} lie outside the band on {substrates[0]} and '
               f'{int((size[first].map(outcome) == "open").sum())} are undecided there.', '']
     study = advice(table, substrates)
+    registered = load_claims()
+    waiting = pd.Series([c['recommendation'] for c in registered['awaiting'] if c.get('recommendation')],
+                        dtype=object).map(registered['recommendations']).value_counts()
+    unjudged = [words for words in registered['recommendations'].values() if words not in set(study['recommendation'])]
     if len(study):
         found = study['class'].value_counts()
         dependent = found.get('substrate-dependent', 0)
-        plural = 's' if len(study) != 1 else ''
-        lines += [f"Of the field's advice (Andrychowicz et al. 2021: {len(study)} recommendation{plural}, judged by "
-                  f'{study["claims"].sum()} claims; a recommendation holds where every claim of it holds), '
+        total = len(study) + len(unjudged)
+        lines += [f"Of the field's advice (Andrychowicz et al. 2021: {total} recommendation{'s' * (total != 1)}, judged "
+                  f'by {study["claims"].sum()} claims, {int(waiting.sum())} more registered and awaiting the runs of '
+                  'their cells; a recommendation holds where every claim of it holds), '
                   f'**{hold(found.get("general", 0))} on all {n} substrates**, {hold(dependent)} on some and '
                   f'{agree(dependent, "fail")} on others, {found.get("open", 0)} {agree(found.get("open", 0), "stay")} '
                   f'open and **{found.get("fails everywhere", 0)} '
-                  f'{agree(found.get("fails everywhere", 0), "fail")} on every substrate**:', '']
-        lines += [f'- "{row["recommendation"]}" ({row["claims"]} claims): {row["class"]}, holds on {row["holds on"]} '
+                  f'{agree(found.get("fails everywhere", 0), "fail")} on every substrate**; {len(unjudged)} '
+                  f'{agree(len(unjudged), "await")} the runs of all its claims:', '']
+        lines += [f'- "{row["recommendation"]}" ({row["claims"]} claims{awaiting(waiting, row["recommendation"])}): '
+                  f'{row["class"]}, holds on {row["holds on"]} '
                   f'({"; ".join(f"{row[name]} on {name}" for name in substrates)})' for _, row in study.iterrows()]
+        lines += [f'- "{words}" ({int(waiting.get(words, 0))} claims, awaiting the runs of their cells)'
+                  for words in unjudged]
         lines.append('')
     return lines + [f'Every claim on every substrate, with its wording: '
                     f'[across/substrates.md]({results}/across/substrates.md).']
+
+
+def awaiting(waiting: pd.Series, words: str) -> str:
+    """', and 2 awaiting their runs' for a recommendation with registered claims whose cells no design has yet."""
+    return f', and {int(waiting[words])} awaiting their runs' if words in waiting.index else ''
 
 
 def answer_block(table: pd.DataFrame, substrates: list[str], results: str) -> str:
