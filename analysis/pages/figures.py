@@ -3,12 +3,14 @@ bands with fill_between); rendering is deterministic (fixed SVG hash salt, no da
 
 Figures are drawn on matplotlib's Agg canvas directly, without pyplot's global state. Legends sit
 outside the data; an axis's levels are named as the design's registry shows them (`epochs=8`; `8` in a panel
-titled by its axis), and a level keeps one colour in every figure (the baseline's level is black). Every figure
-has a title.
+titled by its axis), and a level keeps one colour in every figure (the baseline's level is black). A metric is
+labelled in words (analysis.text.label: 'train pass rate', not pass_train). Every figure has a title, clear of its
+panels' titles (constrained layout makes room for it).
 """
 from __future__ import annotations
 
 import io
+import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import seaborn as sns
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import ScaledTranslation
 
 from agentrl.files import write_bytes
 from workflow.design import AXES, text
@@ -30,6 +33,7 @@ from ..stats.cells import axes, block_name, blocks, order
 from ..stats.compare import COLUMNS as COMPARE_COLUMNS
 from ..stats.inference import summarize
 from ..stats.metrics import EPOCH, TRAIN
+from ..text import label
 
 RC = {'svg.hashsalt': 'analysis', 'svg.fonttype': 'none', 'figure.dpi': 100, 'savefig.dpi': 100}
 METADATA = {'svg': {'Date': None, 'Creator': None}, 'png': {'Software': None}}
@@ -39,6 +43,7 @@ FOREST_METRICS = ('pass_train', 'pass_heldout', 'reward_21_30', 'reward_same_epi
 CLIP, DUAL = 0.2, 3.0  # Figure 8.2: eps and the dual-clip constant c
 PAGE_WIDTH = 7.0  # inches: a figure a paper takes at the width of its page
 TITLE = dict(fontsize=11, fontweight='bold')  # every figure's title (fig.suptitle)
+GAP = 0.06  # inches between an axes' tick labels or label and its legend
 
 
 @contextmanager
@@ -82,11 +87,23 @@ def numbered(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return rows.assign(x=rows['row'].str.removeprefix(prefix).astype(float))
 
 
-def legend_outside(ax, below: float = 0.2, **options) -> None:
-    """The axes' legend `below` (a fraction of its height) its data, clear of neighbouring panels (saved with
-    bbox_inches='tight', never cropped)."""
-    options = dict(ncol=2, fontsize='small', frameon=False) | options
-    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -below), **options)
+def legend_outside(ax, **options) -> None:
+    """The axes' legend under its data, tick labels and label (saved with bbox_inches='tight', never cropped)."""
+    legends_below(ax.get_figure(), [(ax, options)])
+
+
+def legends_below(fig: Figure, legends: list[tuple]) -> None:
+    """Each (axes, options) legend centred under its axes' tick labels and label, clear of them and of the panels
+    beside it: how far they reach under the axes is measured on one draw and held in points, so that the layout may
+    change an axes' height without its legend meeting them."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax, options in legends:
+        reach = ax.xaxis.get_tightbbox(renderer)
+        drop = (ax.get_window_extent(renderer).y0 - reach.y0 if reach is not None else 0.0) / fig.dpi + GAP  # inches
+        place = ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans)
+        options = dict(ncol=2, fontsize='small', frameon=False, borderaxespad=0) | options
+        ax.legend(loc='upper center', bbox_to_anchor=(0.5, 0), bbox_transform=place, **options)
 
 
 def level_name(field: str, value) -> str:
@@ -132,7 +149,7 @@ def figure_8_1(ctx: Context, stem: Path) -> list[Path]:
     else:
         no_data(left, 'T1 ess_over_n')
     left.plot(*_chapter_points(ctx, 'T1', 'ess_over_n', 'k='), 'kx', label='chapter (one seed)')
-    left.set(xlabel='REINFORCE updates k', ylabel='ESS / N', ylim=(0, 1.05))
+    left.set(xlabel='REINFORCE updates k', ylabel=label('ess_over_n'), ylim=(0, 1.05))
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
     legend_outside(left)
     points = ctx.values[(ctx.values['kind'] == 'experiment') & (ctx.values['table'] == 'F8.1')]
@@ -141,7 +158,7 @@ def figure_8_1(ctx: Context, stem: Path) -> list[Path]:
         sns.scatterplot(data=points, x='policy_tokens', y='log_w_k10', ax=right, s=12, alpha=0.5, linewidth=0)
     else:
         no_data(right, 'F8.1 policy_tokens, log_w_k10')
-    right.set(xlabel='policy tokens in the episode', ylabel='log w after 10 updates')
+    right.set(xlabel=label('policy_tokens'), ylabel=label('log_w_k10'))
     fig.suptitle('Figure 8.1: importance weights after k updates', **TITLE)
     return save(fig, stem)
 
@@ -165,7 +182,7 @@ def figure_8_2(stem: Path) -> list[Path]:
         for edge in (1 - CLIP, 1 + CLIP):
             ax.axvline(edge, color='grey', linewidth=0.5)
         ax.set(xlabel='ratio rho', ylabel='per-token objective', title=f'A = {advantage:+g}')
-        legend_outside(ax)
+    legends_below(fig, [(ax, {}) for ax in grid])
     fig.suptitle('Figure 8.2: the clipped objective against the ratio', **TITLE)
     return save(fig, stem)
 
@@ -177,10 +194,10 @@ def figure_8_3(ctx: Context, stem: Path) -> list[Path]:
     for ax, metric in zip(grid, ('clip_frac', 'approx_kl')):
         train = _rows(ctx, TRAIN, metric, EPOCH, ctx.baseline)
         sixteen = _rows(ctx, 'T10', metric, EPOCH)
-        for frame, label, color in ((train, 'training run (baseline)', colors[0]),
-                                    (sixteen, 'one batch, 16 epochs', colors[1])):
+        for frame, name, color in ((train, 'training run (baseline)', colors[0]),
+                                   (sixteen, 'one batch, 16 epochs', colors[1])):
             if len(frame):
-                band(ax, summarize(frame, ['x']), 'x', label, color)
+                band(ax, summarize(frame, ['x']), 'x', name, color)
         if not len(train) and not len(sixteen):
             no_data(ax, metric)
         for table, marker in (('T8', 'kx'), ('T10', 'k+')):
@@ -188,9 +205,9 @@ def figure_8_3(ctx: Context, stem: Path) -> list[Path]:
         if metric == 'approx_kl':
             target = chapter_constant('kl_target')  # the chapter's early-stopping target, marked in Figure 8.3
             ax.axhline(target, color='k', linestyle='--', linewidth=1, label=f'target {target:g}')
-        legend_outside(ax, ncol=1)
-        ax.set(xlabel='epoch', ylabel=metric)
+        ax.set(xlabel='epoch', ylabel=label(metric))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    legends_below(fig, [(ax, dict(ncol=1)) for ax in grid])
     fig.suptitle('Figure 8.3: clip fraction and approximate KL per epoch', **TITLE)
     return save(fig, stem)
 
@@ -201,35 +218,61 @@ def common_seeds(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows['seed'].isin(seeds)]
 
 
+def curve_panels(ctx: Context) -> list[tuple[str, list[tuple[str, str, object]], int]]:
+    """The learning curves' panels: each ablation axis, then each factorial block -> (title, [(cell, legend label,
+    colour)] with the baseline's first in black, legend columns). An axis's panel labels a cell by its level (the
+    title names the axis), a block's by its levels in the title's order (`8 x 4` under `epochs x minibatches`), in the
+    forest plots' colours."""
+    base = ctx.configs[ctx.baseline] if ctx.baseline in ctx.configs else {}
+    out = []
+    for field, cells in axes(ctx.configs, ctx.baseline).items():
+        levels = {cell: ctx.configs[cell].get(field) for cell in [ctx.baseline, *cells]}
+        colors = level_colors(list(levels.values()), levels[ctx.baseline])
+        ordered = sorted(levels, key=lambda c: order(levels[c]))
+        out.append((field, [(cell, text(levels[cell]) + (' (baseline)' if cell == ctx.baseline else ''),
+                             colors[levels[cell]]) for cell in ordered], 2))
+    for fields, cells in blocks(ctx.configs, ctx.baseline).items():
+        colors = block_colors(cells)
+        named = [(cell, ' x '.join(text(ctx.configs[cell][f]) for f in fields), colors[cell]) for cell in cells]
+        baseline = ' x '.join(text(base[f]) for f in fields) + ' (baseline)'
+        out.append((' x '.join(fields), [(ctx.baseline, baseline, 'k'), *named], 2))
+    return out
+
+
 def learning_curves(ctx: Context, runs: Runs, columns: int = 3) -> Figure:
     """Batch reward against training episodes (iteration x episodes_per_iteration), a panel per ablation axis (the
-    baseline and each level) in rows of `columns`: mean and 95% CI band over the seeds every cell of the panel has."""
+    baseline and each level) and per factorial block (the baseline and each of its cells) in rows of `columns`: mean
+    and 95% CI band over the seeds every cell of the panel has."""
     iterations = runs.table('iterations')
-    by_axis = {field: [ctx.baseline] + cells for field, cells in axes(ctx.configs, ctx.baseline).items()}
-    fig, grid = page(len(by_axis), columns, height=2.7, sharey=True)
-    for i, (ax, (field, cells)) in enumerate(zip(grid, by_axis.items())):
-        levels = {cell: ctx.configs[cell].get(field) for cell in cells}
-        colors = level_colors(list(levels.values()), levels[ctx.baseline])
-        rows = common_seeds(iterations[iterations['name'].isin(cells)])
-        for cell in sorted(cells, key=lambda c: order(levels[c])):
+    shown = curve_panels(ctx)
+    fig, grid = page(len(shown), columns, height=2.9, sharey=True)
+    legends = []
+    for i, (ax, (title, cells, ncol)) in enumerate(zip(grid, shown)):
+        rows = common_seeds(iterations[iterations['name'].isin([cell for cell, _, _ in cells])])
+        for cell, name, color in cells:
             curve = rows[rows['name'] == cell]
             if len(curve):
                 per = ctx.configs[cell]['episodes_per_iteration']
                 curve = curve.assign(x=(curve['iteration'] + 1) * per, value=curve['reward'])
-                label = text(levels[cell]) + (' (baseline)' if cell == ctx.baseline else '')  # the panel names the axis
-                band(ax, summarize(curve, ['x']), 'x', label, colors[levels[cell]], None)
-        ax.set(xlabel='training episodes', ylabel='batch reward' if i % columns == 0 else '', title=field)
-        ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
+                band(ax, summarize(curve, ['x']), 'x', name, color, None)
+        ax.set(xlabel='training episodes', ylabel=label('reward') if i % columns == 0 else '', title=title)
+        ax.xaxis.set_major_locator(MaxNLocator(3, integer=True))
         if len(rows):
-            legend_outside(ax, 0.3, title=f"{rows['seed'].nunique()} seeds each", fontsize=8, title_fontsize=8,
-                           handlelength=1.2, columnspacing=0.8)
+            legends.append((ax, dict(title=f"{rows['seed'].nunique()} seeds each", fontsize=8, title_fontsize=8,
+                                     handlelength=1.2, columnspacing=0.8, ncol=ncol)))
         else:
-            no_data(ax, f'iterations of the {field} cells')
-    if not by_axis:
+            no_data(ax, f'iterations of the {title} cells')
+    if not shown:
         no_data(grid[0], 'no ablation axis: cells differing from the baseline in one field')
-    fig.suptitle('Batch reward during training, per ablation axis\n'
+    legends_below(fig, legends)
+    fig.suptitle('Batch reward during training, per ablation axis and factorial block\n'
                  '(mean and 95% CI of the mean over the seeds every cell of a panel has)', **TITLE)
     return fig
+
+
+def block_colors(cells: list[str]) -> dict:
+    """A factorial block's cells (the baseline's excluded) -> one colour each, by the block's order, in every figure."""
+    return dict(zip(cells, sns.color_palette('colorblind', len(cells))))
 
 
 def axis_rows(comparisons: pd.DataFrame, axis: str, ctx: Context) -> pd.DataFrame:
@@ -250,7 +293,7 @@ def block_rows(comparisons: pd.DataFrame, fields: tuple[str, ...], cells: list[s
     interactions = rows['contrast'] == 'interaction'
     rank = rows['cell'].map({cell: rank for rank, cell in enumerate(cells)}) - len(cells) * interactions
     rows = rows.assign(rank=rank).sort_values('rank', kind='stable')
-    palette = dict(zip(cells, sns.color_palette('colorblind', len(cells))))
+    palette = block_colors(cells)
     levels = {cell: ', '.join(level_name(f, ctx.configs[cell][f]) for f in fields) for cell in cells}
     kinds = list(zip(rows['cell'], rows['contrast']))
     return rows.assign(label=[levels[c] if k == 'difference' else f'interaction at {levels[c]}' for c, k in kinds],
@@ -268,26 +311,35 @@ def episodes_note(part: pd.DataFrame, lengths_differ: bool) -> str:
 
 def forest(comparisons: pd.DataFrame, axis: str, ctx: Context) -> Figure:
     """One ablation axis or factorial block: each row's contrast with its 95% CI, a panel per main metric, a row of
-    the figure per label (a gap where a cell lacks the metric)."""
+    the figure per label that has a contrast (a gap where a cell lacks the metric; no row for a contrast the design
+    cannot make, such as an interaction whose one-factor cells it lacks)."""
     block = {block_name(fields): (fields, cells) for fields, cells in blocks(ctx.configs, ctx.baseline).items()}
     rows = block_rows(comparisons, *block[axis], ctx) if axis in block else axis_rows(comparisons, axis, ctx)
-    rows = rows[rows['metric'].isin(FOREST_METRICS)]
+    rows = rows[rows['metric'].isin(FOREST_METRICS) & rows['diff'].notna()]
     metrics = [m for m in FOREST_METRICS if m in set(rows['metric'])]
     labels = list(dict.fromkeys(rows['label']))
     lengths_differ = (rows['episodes_cell'] != rows['episodes_baseline']).any()
     fig, grid = panels(max(len(metrics), 1), width=2.6, height=0.4 * len(labels) + 1.8, sharey=True)
     for ax, metric in zip(grid, metrics):
         part = rows[rows['metric'] == metric]
-        y = [labels.index(label) for label in part['label']]
+        y = [labels.index(name) for name in part['label']]
         ax.hlines(y, part['ci_low'], part['ci_high'], color=list(part['color']))
         ax.scatter(part['diff'], y, color=list(part['color']), zorder=3)
         ax.axvline(0, color='k', linewidth=0.5)
         ax.set_yticks(range(len(labels)), labels)
-        ax.set(xlabel=f'{metric}{episodes_note(part, lengths_differ)}', ylabel='', ylim=(-0.6, len(labels) - 0.4))
-    what = ('each cell minus the baseline, and the interaction' if axis in block else
-            'each level minus the baseline')
-    fig.suptitle(f'{axis}: {what} (95% CI)', **TITLE)
+        ax.set(xlabel=f'{wrap(label(metric), 24)}{episodes_note(part, lengths_differ)}', ylabel='',
+               ylim=(-0.6, len(labels) - 0.4))
+    if not metrics:
+        no_data(grid[0], f'no contrast of {axis} on the main metrics')
+    what = ('each cell minus the baseline' + (', and the interaction' if (rows['contrast'] == 'interaction').any()
+                                              else '') if axis in block else 'each level minus the baseline')
+    fig.suptitle(f"{axis.replace('_x_', ' x ')}: {what} (95% CI)", **TITLE)
     return fig
+
+
+def wrap(words: str, width: int) -> str:
+    """Words in lines of at most width characters (an axis label under a narrow panel)."""
+    return '\n'.join(textwrap.wrap(words, width))
 
 
 def write_figures(ctx: Context, runs: Runs, comparisons: pd.DataFrame, folder: Path) -> list[Path]:
