@@ -1,5 +1,6 @@
 """The ledger as a picture: every claim a row in its verdict's colour, grouped by the chapter's sections in order, each
-row on the claim's own tolerance; and one figure per claim with its seeds and its looks."""
+row on the claim's own tolerance, its unit at the top, the figure a page wide; and one figure per claim with its seeds
+and its looks, each legend entry drawn and each line in the legend, a threshold on the axis of what it bounds."""
 import math
 
 import matplotlib.colors as mcolors
@@ -11,7 +12,8 @@ from test_analysis import tree  # noqa: F401 (the synthetic run directories, a f
 from analysis.ledger.chapter import Context, load_chapter
 from analysis.ledger.claims import group, headline, load_claims, samples
 from analysis.pages.figures import style
-from analysis.pages.ledger_figure import COLORS, blocks, chapter_value, claim_figure, ledger_figure, placer, section
+from analysis.pages.ledger_figure import (COLORS, ROW, blocks, chapter_value, claim_figure, ledger_figure, placer,
+                                          section)
 from analysis.records.load import load_runs
 from analysis.ledger.sequential import sequential_ledger
 from analysis.ledger.verdicts import VERDICTS
@@ -128,3 +130,116 @@ def test_the_ledger_reads_on_two_linear_axes_and_its_legend_names_the_verdict_wo
         colours = drawn(fig)
         assert all(colours[row.id] == COLORS[row.verdict] for row in data.loc[estimated].itertuples())
     assert {*VERDICTS, 'untested', 'finding', 'pass', 'fail'} == set(COLORS)
+
+
+def overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.fixture(scope='module')
+def drawn_ledger(ledger):
+    """The synthetic ledger's figure, drawn: its claims decided at 3 or 5 seeds (a seeds column), its checks."""
+    _, frame, _ = ledger
+    with style():
+        fig = ledger_figure(frame, load_claims(), CHAPTER)
+        fig.canvas.draw()
+    return fig
+
+
+def test_the_ledger_is_a_page_wide_its_height_its_rows_and_its_units_on_top(ledger, drawn_ledger):
+    _, frame, _ = ledger
+    fig, (direction, size) = drawn_ledger, drawn_ledger.axes
+    box = fig.get_tightbbox()  # in inches, as saved (bbox_inches='tight')
+    assert box.width <= 9.0  # shown at its own size on a page: no text scaled down
+    assert box.height <= 0.15 * len(frame) + 0.4 * len(blocks(frame, CHAPTER)) + 2.5  # the rows, not margins
+    assert min(t.get_fontsize() for t in direction.get_yticklabels()) >= 7
+    for ax, unit in ((direction, 'smallest effect of interest'), (size, 'band')):
+        assert ax.xaxis.get_label_position() == 'top' and unit in ax.get_xlabel().replace('\n', ' ')
+        assert ax.xaxis.label.get_window_extent().y0 >= ax.get_window_extent().y1  # met before any row
+    title, legend = fig._suptitle.get_window_extent(), fig.legends[0].get_window_extent()
+    labels = [ax.xaxis.get_tightbbox() for ax in fig.axes]
+    assert title.y0 >= legend.y1 and all(legend.y0 >= box.y1 for box in labels)  # title, legend, units: in order
+
+
+def test_the_ledgers_headings_stay_off_the_right_panel(drawn_ledger):
+    direction, size = drawn_ledger.axes
+    headings = [t for t in direction.texts if t.get_gid() in ('heading', 'tally')]
+    assert len(headings) >= 2 * 5
+    assert all(t.get_window_extent().x1 < size.get_window_extent().x0 for t in headings), \
+        [t.get_text() for t in headings if t.get_window_extent().x1 >= size.get_window_extent().x0]
+
+
+def test_a_check_shows_pass_or_fail_and_no_seed_count(ledger, drawn_ledger):
+    _, frame, _ = ledger
+    direction, size = drawn_ledger.axes
+    ys = dict(zip([t.get_text() for t in direction.get_yticklabels()], direction.get_yticks()))
+    checks = frame[frame['group'] == 'check']
+    assert len(checks) and len(set(frame.loc[frame['group'] != 'check', 'n'])) > 1  # a seeds column is shown
+    counts = {round(t.get_position()[1], 6) for t in size.texts if t.get_text().isdigit()}
+    assert counts == {round(ys[i], 6) for i in frame.loc[frame['group'] != 'check', 'id']}  # every claim, no check
+    words = {round(t.get_position()[1], 6): t.get_text() for t in direction.texts}
+    assert all(words[round(ys[row.id], 6)].startswith(f'{row.verdict}: ') for row in checks.itertuples())
+    same = frame.copy()
+    same.loc[same['group'] != 'check', 'n'] = 5  # one design: every claim at 5 seeds, said once
+    with style():
+        fig = ledger_figure(same, load_claims(), CHAPTER)
+    assert not [t for t in fig.axes[1].texts if t.get_text().isdigit() or t.get_text() == 'seeds']
+    assert any('at 5 seeds' in t.get_text() for t in fig.texts)
+
+
+def legend_and_drawn(ax) -> tuple[list[str], list[str]]:
+    """An axes' legend entries, and the labels of the artists it draws inside its view (lines, points, spans)."""
+    view = ax.get_window_extent()
+    inside = lambda box: box.x0 <= view.x1 and view.x0 <= box.x1 and box.y0 <= view.y1 and view.y0 <= box.y1
+
+    def shown(artist) -> bool:
+        if hasattr(artist, 'get_offsets') and len(artist.get_offsets()):  # points: any inside the view
+            x, y = ax.transData.transform(artist.get_offsets()).T
+            return bool(((view.x0 <= x) & (x <= view.x1) & (view.y0 <= y) & (y <= view.y1)).any())
+        return inside(artist.get_window_extent())
+    drawn = [a.get_label() for a in [*ax.lines, *ax.collections, *ax.patches]
+             if not a.get_label().startswith('_') and a.get_visible() and shown(a)]
+    return [t.get_text() for t in ax.get_legend().get_texts()], drawn
+
+
+@pytest.mark.parametrize('claim_id', ['study-lam09-vs-1-heldout', 'critic-beats-chapter7', 'ratio-max-leaves-band',
+                                      'ess-falls-with-k', 'long-episodes-scatter-down', 'clip-cuts-kl-25x',
+                                      'ess-three-updates'])
+def test_every_legend_entry_of_a_claims_figure_is_drawn_and_every_drawn_line_in_its_legend(ledger, claim_id):
+    ctx, frame, looks = ledger
+    claim = next(c for c in load_claims()['claims'] if c['id'] == claim_id)
+    row = frame.set_index('id', drop=False).loc[claim_id]
+    with style():
+        fig = claim_figure(claim, row, samples(claim, ctx), looks[looks['id'] == claim_id])
+        fig.canvas.draw()
+    for ax in fig.axes:
+        entries, drawn = legend_and_drawn(ax)
+        assert sorted(entries) == sorted(drawn), (claim_id, entries, drawn)
+        levels = [line.get_ydata()[0] for line in ax.lines if line.get_label() in entries and len(line.get_ydata()) == 2
+                  and line.get_ydata()[0] == line.get_ydata()[1] and not line.get_label().startswith('chapter')]
+        assert len(levels) == len(set(levels)), (claim_id, 'two lines of the legend on one level')
+    title = fig._suptitle.get_window_extent()
+    assert not any(overlaps(title, ax.title.get_window_extent()) or overlaps(title, ax.get_window_extent())
+                   for ax in fig.axes)
+
+
+def test_a_threshold_on_a_difference_is_drawn_on_the_difference_not_on_the_inputs_levels(ledger):
+    ctx, frame, looks = ledger
+    claims = {c['id']: c for c in load_claims()['claims']}
+    rows = frame.set_index('id', drop=False)
+    with style():
+        two = claim_figure(claims['study-lam09-vs-1-heldout'], rows.loc['study-lam09-vs-1-heldout'],
+                           samples(claims['study-lam09-vs-1-heldout'], ctx),
+                           looks[looks['id'] == 'study-lam09-vs-1-heldout'])
+        one = claim_figure(claims['critic-beats-chapter7'], rows.loc['critic-beats-chapter7'],
+                           samples(claims['critic-beats-chapter7'], ctx), looks[looks['id'] == 'critic-beats-chapter7'])
+    than = float(claims['study-lam09-vs-1-heldout']['than'])
+    levels, difference = two.axes
+    assert not [line for line in levels.get_lines() if 'threshold' in line.get_label()]  # not on the pass rates
+    assert [line.get_ydata()[0] for line in difference.get_lines() if 'threshold' in line.get_label()] == [than]
+    estimates = [line.get_ydata()[0] for line in difference.get_lines() if line.get_marker() == 'o']
+    mine = looks[looks['id'] == 'study-lam09-vs-1-heldout']
+    assert np.allclose(estimates, mine['estimate'] + than)  # the difference itself: the ledger's less the threshold
+    assert 'minus' in difference.get_ylabel()
+    level = float(claims['critic-beats-chapter7']['than'])  # one input against a threshold: on its own level
+    assert [line.get_ydata()[0] for line in one.axes[0].get_lines() if 'threshold' in line.get_label()] == [level]

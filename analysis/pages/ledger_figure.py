@@ -28,8 +28,8 @@ from ..ledger.chapter import Context, Selected, printed
 from ..ledger.claims import headline, load_claims, samples
 from ..ledger.verdicts import DIRECTION, band, per_seed, to_scale
 from ..stats.inference import DEFAULTS
-from ..text import factor
-from .figures import save, style
+from ..text import factor, in_words
+from .figures import legends_below, save, style
 
 COLORS = {'reproduced': '#009e73', 'inside': '#009e73', 'short of the claim': '#e69f00', 'reversed': '#d55e00',
           'outside': '#d55e00', 'inconclusive': '#999999', 'untested': '#ffffff', 'finding': '#0072b2',
@@ -41,10 +41,10 @@ CLAIMED = '#e4e4e4'  # the region the chapter claims: a band or a direction
 LIMITS = {'direction': (-2.0, 5.0), 'size': (-4.0, 4.0)}  # each panel's axis; a row beyond it: an arrow at its end
 BLOCKS = {'calibration': 'Calibration targets (tuned to, not evidence)',
           'finding': 'Findings (exercise questions and models: an interval, no verdict)',
-          'literature': 'Claims from the literature (cited by the chapter; the study of Andrychowicz et al. 2021)',
+          'literature': 'Claims from the literature (Andrychowicz et al. 2021, cited by the chapter)',
           'check': 'Deterministic checks'}
 SECTION = re.compile(r'(?<!Figure )\b(8\.\d)\b')  # a section number, not a figure's
-ROW, HEADER = 0.17, 0.34  # inches per claim and per block title
+ROW = 0.145  # inches per claim
 LEDGER, FOLDER = 'claims', 'claims'  # figures/claims.svg; claims/<id>.svg under the results folder
 
 
@@ -82,16 +82,17 @@ def placer(row: pd.Series):
 
 
 def quantity(claim: dict, values: list[float]) -> float:
-    """The claim's quantity for one set of input values (the chapter's printed ones): the input, its ratio or
-    difference, the difference or ratio to `than`, or the weakest step of a monotone claim (the smallest in the
-    claimed direction)."""
+    """The claim's quantity for one set of input values (the chapter's printed ones), as the ledger's estimate: the
+    input, its ratio or difference, the difference or ratio to `than` (two inputs: their difference less `than`), or
+    the weakest step of a monotone claim (the smallest in the claimed direction)."""
     scale = claim.get('scale', 'raw')
     ratio = scale in RATIO_SCALES
     step = (lambda a, b: float(np.exp(to_scale(a, scale) - to_scale(b, scale)))) if ratio else (lambda a, b: a - b)
     if claim['kind'] == 'about':
         return float(per_seed(claim, [pd.Series([v]) for v in values]).iloc[0])
-    if 'than' in claim:
-        return step(values[0], float(claim['than']))
+    if 'than' in claim:  # against the threshold; on two inputs, their difference against it (raw, paired)
+        than = float(claim['than'])
+        return step(values[0], than) if len(values) == 1 else step(values[0], values[1]) - than
     if claim['kind'] in ('greater', 'less'):
         return step(values[0], values[1])
     sign = 1.0 if DIRECTION[claim['kind']] == 'greater' else -1.0
@@ -142,63 +143,118 @@ def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
 
 def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     """Every claim of the ledger as one row, in its part's panel: its region (grey), our estimate and 95% CI coloured by
-    the verdict, the chapter's value (x) and the seeds it was decided at; a check's pass or fail on the left."""
+    the verdict, the chapter's value (x); a check's pass or fail, without a seed count. Each panel's unit is its label,
+    at the top where a reader starts; a block's title runs over the ids and the direction panel only, each panel's
+    verdicts under it; the seeds are said once where every claim has the same, else in a column on the right."""
     rows = placed(frame, claims)
     parts = blocks(rows, chapter)
-    height = ROW * len(rows) + HEADER * len(parts) + 1.9
-    fig = Figure(figsize=(10.0, height))
+    seeds = sorted(set(rows.loc[rows['group'] != 'check', 'n']))
+    column = len(seeds) > 1  # the seeds each claim was decided at, where they differ
+    heads = [textwrap.wrap(title, HEADING_CHARACTERS) for title, _ in parts]
+    units = len(rows) + sum(len(lines) + 1 for lines in heads) * LINE / ROW  # the rows' and blocks' heights, in rows
+    width = IDS + PANEL + GAP + BAND + (SEEDS if column else 0.1)
+    height = units * ROW + 0.25
+    fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
-    bottom, top = 1.0 / height, 1 - 1.45 / height
-    direction = fig.add_axes([0.27, bottom, 0.36, top - bottom])
-    size = fig.add_axes([0.655, bottom, 0.28, top - bottom], sharey=direction)
-    direction.set_zorder(1)  # the blocks' titles run on over the size panel
+    bottom, top = 0.1 / height, 1 - 0.15 / height
+    direction = fig.add_axes([IDS / width, bottom, PANEL / width, top - bottom])
+    size = fig.add_axes([(IDS + PANEL + GAP) / width, bottom, BAND / width, top - bottom], sharey=direction)
+    left = -(IDS - 0.05) / PANEL  # the ids' left edge, in the direction panel's axes fraction
     y, ticks, labels, links = 0.0, [], [], []
-    for title, block in parts:
-        for ax, start in ((direction, -0.4), (size, 0.0)):
-            ax.plot([start, 1.0], [y + 0.5] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
+    for (title, block), lines in zip(parts, heads):
+        for ax, start in ((direction, left), (size, 0.0)):
+            ax.plot([start, 1.0], [y] * 2, transform=ax.get_yaxis_transform(), clip_on=False, color='#555555',
                     linewidth=0.6)
-        y += HEADER / ROW
-        direction.text(-0.4, y, f'{title}: {tally(block)}', transform=direction.get_yaxis_transform(), ha='left',
-                       va='center', fontsize=8.5, fontweight='bold',  # from under the ids: room for a long title
-                       bbox=dict(facecolor='white', edgecolor='none', pad=0.5))
+        for i, line in enumerate(lines):  # the block's title over the ids and the direction panel
+            direction.text(left, y + (i + 0.6) * LINE / ROW, line, transform=direction.get_yaxis_transform(),
+                           ha='left', va='center', fontsize=8, fontweight='bold', gid='heading')
+        y += len(lines) * LINE / ROW
+        for ax, start, part in ((direction, left, block[block['kind'] != 'about']),
+                                (size, 0.02, block[block['kind'] == 'about'])):  # each panel's verdicts under it
+            if len(part):
+                ax.text(start, y + 0.5 * LINE / ROW, tally(part), transform=ax.get_yaxis_transform(), ha='left',
+                        va='center', fontsize=7.5, color='#333333', gid='tally')
+        y += LINE / ROW + 0.5  # the first row's centre
         for _, row in block.iterrows():
-            y += 1
             draw_row(size if row['kind'] == 'about' else direction, row, y)
-            size.text(1.02, y, f"{row['n']}", transform=size.get_yaxis_transform(), fontsize=7, va='center')
+            if column and row['group'] != 'check':  # a check passes or fails: no seed count
+                size.text(1.03, y, f"{row['n']}", transform=size.get_yaxis_transform(), fontsize=7, va='center')
             ticks.append(y)
             labels.append(row['id'])
             links.append(f"../{FOLDER}/{row['id']}.svg" if has_figure(row) else None)
-    direction.set_ylim(y + 0.8, 0)
+            y += 1
+        y -= 0.5  # the block's bottom edge
+    direction.set_ylim(y + 0.3, 0)
     direction.set_yticks(ticks, labels, fontsize=7)
-    for label, link in zip(direction.get_yticklabels(), links):
-        label.set_url(link)  # in the SVG, a claim's id opens its own figure
+    for tick, link in zip(direction.get_yticklabels(), links):
+        tick.set_url(link)  # in the SVG, a claim's id opens its own figure
     size.tick_params(axis='y', labelleft=False)
-    axis(direction, 'direction', 'direction claims: our estimate as a multiple of the smallest effect\n'
-                                 'of interest (dotted, at 1), no effect at 0, the claimed direction right')
-    axis(size, 'size', "size claims: our estimate against the claimed band,\nits edges at -1 and 1, the chapter's value at 0")
-    size.text(1.02, 1.0, 'seeds', transform=size.transAxes, fontsize=7, va='bottom', fontweight='bold')
-    fig.suptitle('\n'.join(textwrap.wrap(f'{headline(frame)} (Chapter 8 on our seeds)', 110)),
-                 x=0.55, y=1 - 0.12 / height, fontsize=10, fontweight='bold', va='top')
-    words = {}  # colour -> the verdicts present (and untested) it stands for, in COLORS' order
-    for verdict in (v for v in COLORS if v in set(rows['verdict']) or v == 'untested'):
-        words.setdefault(COLORS[verdict], []).append(verdict)
-    handles = [Patch(facecolor=c, edgecolor='#555555', label=' / '.join(v)) for c, v in words.items()]
-    handles += [Patch(facecolor=CLAIMED, label='what the chapter claims'),
-                Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)")]
-    fig.legend(handles=handles, loc='upper center', bbox_to_anchor=(0.6, 1 - 0.4 / height), ncol=6, fontsize=8,
-               frameon=False, handlelength=1.2, columnspacing=1.0)
+    axis(direction, 'direction', DIRECTION_UNIT, 'multiples of the smallest effect of interest')
+    axis(size, 'size', SIZE_UNIT, 'against the band (its edges at -1 and 1)')
+    if column:
+        size.text(1.03, 1.0, 'seeds', transform=size.transAxes, fontsize=7, va='bottom', fontweight='bold')
+    renderer = fig.canvas.get_renderer()  # the panels' labels at the top measured; the legend, a note, the title above
+    centre = (IDS + PANEL + GAP + BAND) / 2 / width
+    above = max(ax.xaxis.get_tightbbox(renderer).y1 for ax in (direction, size)) / fig.bbox.height
+    legend = fig.legend(handles=legend_handles(rows), loc='lower center', bbox_to_anchor=(centre, above + 0.06 / height),
+                        ncol=4, fontsize=8, frameon=False, handlelength=1.2, columnspacing=1.0, borderaxespad=0)
+    at = 'the seeds on the right' if column else f'{seeds[0]} seeds' if seeds else 'no seed'
+    note = fig.text(centre, top_of(legend) + 0.05 / height, f'Our estimate and its 95% CI at {at}, in the colour of '
+                    'its verdict; a deterministic check passes or fails.', ha='center', va='bottom', fontsize=8)
+    fig.suptitle('\n'.join(textwrap.wrap(f'{headline(frame)} (Chapter 8 on our seeds)', 110)), x=centre,
+                 y=top_of(note) + 0.08 / height, fontsize=9.5, fontweight='bold', va='bottom')
     return fig
 
 
-def axis(ax, part: str, label: str) -> None:
-    """A panel's linear x axis: its limits, integer ticks at both ends of the tall figure, its label."""
+IDS, PANEL, GAP, BAND, SEEDS = 2.45, 3.1, 0.3, 2.2, 0.4  # inches: the ids, the direction panel, the gap, the
+# size panel, the seeds' column
+LINE = 0.17  # inches per line of a block's title or verdicts
+HEADING_CHARACTERS = 80  # a block's title in lines of this many characters at most: over the ids and direction panel
+DIRECTION_UNIT = ('Direction claims: our estimate in units of\nthe smallest effect of interest (dotted, at 1);\n'
+                  'no effect at 0, the claimed direction to the right')
+SIZE_UNIT = 'Size claims: our estimate against the\nclaimed band, its edges at -1 and 1,\nthe claimed value at 0'
+
+
+def top_of(artist) -> float:
+    """The top of an artist, in its figure's fraction."""
+    fig = artist.get_figure()
+    return artist.get_window_extent(fig.canvas.get_renderer()).y1 / fig.bbox.height
+
+
+def legend_handles(rows: pd.DataFrame) -> list:
+    """The ledger figure's legend: a patch per colour of the verdicts drawn, then what else is drawn (the claimed
+    region, the smallest effect, the chapter's value), nothing that is not."""
+    words = {}  # colour -> the verdicts present it stands for, in COLORS' order
+    for verdict in (v for v in COLORS if v in set(rows['verdict'])):
+        words.setdefault(COLORS[verdict], []).append(verdict)
+    handles = [Patch(facecolor=c, edgecolor='#555555', label=' / '.join(v)) for c, v in words.items()]
+    others = sorted(set(rows['verdict']) - set(COLORS))
+    if others:
+        handles.append(Patch(facecolor=OTHER, edgecolor='#555555', label=' / '.join(others)))
+    claimed = rows[rows['group'] != 'check']
+    if len(claimed):
+        handles.append(Patch(facecolor=CLAIMED, label='what the chapter claims'))
+    if (claimed['kind'] != 'about').any():
+        handles.append(Line2D([], [], color='#555555', linestyle=':', linewidth=0.8,
+                              label='the smallest effect of interest'))
+    if np.isfinite(rows['chapter_x']).any():
+        handles.append(Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)"))
+    return handles
+
+
+def axis(ax, part: str, label: str, short: str) -> None:
+    """A panel's linear x axis: its limits, integer ticks at both ends of the tall figure, its unit (label) at the top
+    where a reader starts, a short reminder of it under the bottom ticks."""
     low, high = LIMITS[part]
     positions = np.arange(np.ceil(low), np.floor(high) + 1)
     ax.set_xlim(low - 0.3, high + 0.3)  # room for an arrow at either end
-    ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=8)
-    ax.tick_params(axis='x', top=True, labeltop=True)
+    ax.set_xticks(positions, [f'{p:g}' for p in positions], fontsize=7.5)
+    ax.tick_params(axis='x', top=True, labeltop=True, pad=2)
     ax.grid(axis='y', visible=False)
-    ax.set_xlabel(label, fontsize=8)
+    ax.xaxis.set_label_position('top')
+    ax.set_xlabel(label, fontsize=7.5, loc='left', linespacing=1.3)
+    ax.annotate(short, xy=(0.5, 0), xycoords='axes fraction', xytext=(0, -14), textcoords='offset points',
+                ha='center', va='top', fontsize=7, color='#333333')
     ax.axvline(0, color='#555555', linewidth=0.6, zorder=1)
 
 
@@ -208,22 +264,26 @@ def has_figure(row: pd.Series) -> bool:
 
 
 def draw_row(ax, row: pd.Series, y: float) -> None:
-    """One claim at height y on its part's panel: a check's pass or fail; a claim's region, CI, estimate and the
-    chapter's value, each cut to the panel's axis (an arrow and the estimate's position where it goes on)."""
+    """One claim at height y on its part's panel: a check's pass or fail at the panel's left edge, off its scale; a
+    claim's region, CI, estimate and the chapter's value, each cut to the panel's axis (an arrow and the estimate's
+    position where it goes on)."""
     color = COLORS.get(row['verdict'], OTHER)
-    if row['group'] == 'check':
-        ax.plot([0], [y], marker='s', color=color, markersize=5, gid=f"claim:{row['id']}")
-        ax.text(0, y, f"  {row['verdict']}: {row['numbers']}", fontsize=6.5, va='center', ha='left')
-        return
     low, high = LIMITS['size' if row['kind'] == 'about' else 'direction']
+    room = int(ax.get_position().width * ax.get_figure().get_figwidth() * 72 / 3.9) - 4  # characters of 6.5 pt
+    if row['group'] == 'check':
+        ax.plot([low - 0.1], [y], marker='s', color=color, markersize=5, gid=f"claim:{row['id']}")
+        ax.text(low + 0.1, y, textwrap.shorten(f"{row['verdict']}: {row['numbers']}", room, placeholder='...'),
+                fontsize=6.5, va='center', ha='left', bbox=dict(facecolor='white', edgecolor='none', pad=0.3))
+        return
     ax.fill_between((-1, 1) if row['kind'] == 'about' else (0, high + 0.3), y - 0.42, y + 0.42, color=CLAIMED,
                     linewidth=0)
     if row['kind'] != 'about':
         ax.plot([1, 1], [y - 0.42, y + 0.42], color='#555555', linewidth=0.8, linestyle=':')  # the smallest effect
-    if not np.isfinite(row['x']):
-        why = textwrap.shorten(row['note'] or 'no estimate', 50, placeholder='...')
-        ax.text(0, y, f"  {row['verdict']}: {why}", fontsize=6.5, va='center', ha='left')
-        ax.plot([0], [y], marker='o', markerfacecolor='white', color='#555555', markersize=4,
+    if not np.isfinite(row['x']):  # no estimate: why, from the panel's left edge
+        why = textwrap.shorten(f"{row['verdict']}: {row['note'] or 'no estimate'}", room, placeholder='...')
+        ax.text(low + 0.1, y, why, fontsize=6.5, va='center', ha='left',
+                bbox=dict(facecolor='white', edgecolor='none', pad=0.3))
+        ax.plot([low - 0.1], [y], marker='o', markerfacecolor='white', color='#555555', markersize=4,
                 gid=f"claim:{row['id']}")
         return
     ci_low, ci_high, x = (float(np.clip(row[k], low, high)) for k in ('x_low', 'x_high', 'x'))
@@ -248,13 +308,17 @@ def jitter(n: int) -> np.ndarray:
 
 def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.DataFrame) -> Figure:
     """Left: each input's values by seed at the deciding look (a seed's values joined where paired), the chapter's
-    printed values (x). Right: the claim's estimate and 95% CI at every look, coloured by that look's verdict,
-    against its band or its no-effect line, the chapter's value at one seed."""
-    fig = Figure(figsize=(9.0, 3.0))
+    printed values (x), a threshold on one input's level. Right: the claim's quantity at every look (a threshold on two
+    inputs' difference is drawn there, on the difference), coloured by that look's verdict, against its band or its
+    no-effect line, the chapter's value at one seed. The claim's words over both, clear of the panels' titles."""
+    title = textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)
+    fig = Figure(figsize=(9.0, 3.2 + 0.15 * len(title)), layout='constrained')
     FigureCanvasAgg(fig)
-    left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1), wspace=0.3))
+    fig.get_layout_engine().set(wspace=0.08)
+    left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1)))
     log = claim.get('scale', 'raw') in RATIO_SCALES
     context, names = factor([f.label for f in found])
+    context, names = in_words(context), [in_words(n) for n in names]
     seeds = int(looks.loc[looks['stage'] == row['stage'], 'seeds'].iloc[0])  # the deciding look's
     values = [f.values.iloc[:seeds] for f in found]
     if row['paired'] == 'yes':
@@ -268,62 +332,96 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
         if f.chapter is not None:
             left.plot([i], [printed(f.chapter)[0]], 'kx', markersize=8, markeredgewidth=1.5, zorder=4,
                       label='chapter (one seed)' if i == min(j for j, g in enumerate(found) if g.chapter) else None)
-    if 'than' in claim:
+    if 'than' in claim and len(found) == 1:  # a threshold on the input's own level (on two: on their difference)
         left.axhline(float(claim['than']), color='k', linestyle='--', linewidth=1, label=f"threshold {claim['than']}")
     if claim['kind'] == 'about' and len(found) == 1:
         left.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
-    left.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
-    left.set_xticks(range(len(values)), ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
-    left.set(xlim=(-0.6, len(values) - 0.4), ylabel=context or ('value' if len(names) > 1 else names[0]),
-             title=f'per seed ({seeds} seeds)')
+    one = len(names) == 1  # the input's name is the axis's label, not a tick's too
+    left.set_xticks(range(len(values)), [''] if one else ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
+    left.set_xlim(-0.6, len(values) - 0.4)
+    left.set_ylabel('\n'.join(textwrap.wrap(names[0] if one else context or 'value', 40)), fontsize=9)
+    left.set_title(f'per seed ({seeds} seeds)', fontsize=10)
     if claim.get('scale', 'raw') == 'log' and all((v > 0).all() for v in values):
         log_y(left)
-    decision(right, claim, row, looks, log)
-    fig.suptitle('\n'.join(textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)), fontsize=8.5, x=0.5, ha='center',
-                 y=1.04)
+    decision(right, claim, row, looks, log, names)
+    legends_below(fig, [(ax, dict(ncol=3, fontsize=7)) for ax in (left, right)])
+    fig.suptitle('\n'.join(title), fontsize=8.5)
     return fig
 
 
 def log_y(ax) -> None:
-    """A log y axis in plain numbers (0.1, 1, 3); its minor ticks labelled too where it spans under a decade."""
+    """A log y axis in plain numbers (0.1, 1, 3): its minor ticks labelled too where it spans under a decade, those
+    at 2 and 5 times a power of ten where it spans under three."""
     ax.set_yscale('log')
     plain = FuncFormatter(lambda v, _: f'{v:g}')
     low, high = ax.get_ylim()
+    some = FuncFormatter(lambda v, _: f'{v:g}' if f'{v:.0e}'[0] in '25' else '')
     ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain if high / low < 10 else NullFormatter())
+    ax.yaxis.set_minor_formatter(plain if high / low < 10 else some if high / low < 1000 else NullFormatter())
 
 
-def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool) -> None:
-    """The estimate at each look with its 95% CI, coloured by that look's verdict, against the band or no effect."""
+def references(claim: dict, row: pd.Series, log: bool, names: list[str]) -> tuple[float, list[tuple], str]:
+    """A direction claim's decision axis: (the shift from the ledger's quantity to the one drawn, [(y, label, style)]
+    of its reference lines, the axis's label). The quantity is drawn as the ledger has it (a difference, a ratio, the
+    weakest step; an input against a threshold: to the threshold), but for a threshold on two inputs' difference:
+    the difference itself, with the threshold on it. The smallest effect of interest is drawn where it is one apart
+    from the line it would lie on."""
+    scale = claim.get('scale', 'raw')
+    word = {'log': 'ratio', 'logit': 'odds ratio'}.get(scale, 'difference')
+    none, sign = (1.0 if log else 0.0), (1 if DIRECTION[claim['kind']] == 'greater' else -1)
+    effect = row['effect']
+    apart = np.isfinite(effect) and (effect > 0 and effect != 1 if log else effect != 0)
+    smallest = (effect ** sign if log else sign * effect) if apart else None
+    pair = ' / ' if log else ' minus '
+    if 'than' in claim and len(claim['inputs']) == 2:  # raw and paired (verdicts.validate): a - b - than
+        than = float(claim['than'])
+        lines = [(0.0, 'no difference', '-'), (than, f'threshold {claim["than"]}', '--')]
+        lines += [(than + smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        return than, lines, f'{word}, {pair.join(names[:2])}'
+    if 'than' in claim:
+        to = 'from' if word == 'difference' else 'to'
+        lines = [(none, f'at the threshold {claim["than"]}', '-')]
+        lines += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        return 0.0, lines, f'{word} {to} the threshold {claim["than"]}'
+    lines = [(none, 'no effect', '-')]
+    lines += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+    what = f'{pair.join(names[:2])}' if claim['kind'] in ('greater', 'less') else 'the weakest step'
+    return 0.0, lines, f'{word}, {what}'
+
+
+def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool, names: list[str]) -> None:
+    """The quantity at each look with its 95% CI, coloured by that look's verdict, against the band or no effect (and
+    a threshold where the claim has one); every line drawn is in the legend and every legend entry is drawn."""
+    shift = 0.0
     if claim['kind'] == 'about':
         ax.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
+        of = {'ratio': ' / ', 'difference': ' minus '}.get(claim.get('of'))
+        ylabel = f"{claim['of']}, {of.join(names[:2])}" if of and len(names) > 1 else (
+            f'{names[0]}, median over seeds' if len(names) == 1 else 'median over seeds')
     else:
-        none = 1.0 if log else 0.0
-        ax.axhline(none, color='k', linewidth=1, label='no effect')
-        if np.isfinite(row['effect']):
-            sign = 1 if DIRECTION[claim['kind']] == 'greater' else -1
-            ax.axhline(row['effect'] ** sign if log else sign * row['effect'], color='k', linestyle=':', linewidth=1,
-                       label='smallest effect of interest')
+        shift, lines, ylabel = references(claim, row, log, names)
+        for y, name, style in lines:
+            ax.axhline(y, color='k', linestyle=style, linewidth=1, label=name)
     for _, look in looks.iterrows():
         if np.isfinite(look['estimate']):
             color = COLORS.get(look['verdict'], OTHER)
-            ax.plot([look['seeds']] * 2, [look['ci_low'], look['ci_high']], color=color, linewidth=2)
-            ax.plot([look['seeds']], [look['estimate']], 'o', color=color, markeredgecolor='k', markeredgewidth=0.4)
+            ax.plot([look['seeds']] * 2, [look['ci_low'] + shift, look['ci_high'] + shift], color=color, linewidth=2)
+            ax.plot([look['seeds']], [look['estimate'] + shift], 'o', color=color, markeredgecolor='k',
+                    markeredgewidth=0.4)
     if not np.isfinite(row['estimate']):  # say why the last look has no estimate
         ax.text(0.98, 0.03, textwrap.shorten(f"at {row['n']} seeds: {row['note'] or 'no estimate'}", 70,
                                              placeholder='...'), transform=ax.transAxes, ha='right', fontsize=7)
-    chapter = chapter_value(claim)
+    chapter = chapter_value(claim) + shift
     if np.isfinite(chapter):
         ax.plot([1], [chapter], 'kx', markersize=8, markeredgewidth=1.5, label="chapter (one seed)")
     if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
         log_y(ax)
-    ax.set(xlabel='seeds at the look', ylabel=(claim.get('of') or 'median over seeds') if claim['kind'] == 'about'
-           else {'log': 'ratio', 'logit': 'odds ratio'}.get(claim.get('scale', 'raw'), 'difference'),
-           xlim=(0, looks['seeds'].max() * 1.08 + 1))
+    ax.set_xlabel('seeds at the look')
+    ax.set_ylabel('\n'.join(textwrap.wrap(ylabel, 40)), fontsize=9)
+    ax.set_xlim(0, looks['seeds'].max() * 1.08 + 1)
     ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
     ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,
                  fontweight='bold')
-    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
 
 
 def write_ledger_figures(ctx: Context, frame: pd.DataFrame, looks: pd.DataFrame, out: Path) -> list[Path]:
