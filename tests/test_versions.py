@@ -48,6 +48,15 @@ def test_each_change_is_named_with_the_number_that_moved():
     assert rows.loc['fewer', ['n_then', 'n_now']].tolist() == [30, 10]
 
 
+def test_a_claim_revised_after_its_verdict_is_named_revised_whatever_its_numbers():
+    """kl-climbs-across-16-training-epochs: the same seeds and estimate, reproduced then, short of the claim now under
+    a rule that changed after the earlier ledger (its `revised` field is new): revised, not the cut-off."""
+    then = ledger(('a', 'reproduced', 10, 1.09, 1.05, 1.16)).assign(revised=float('nan'))
+    now = ledger(('a', 'short of the claim', 10, 1.09, 1.05, 1.16)).assign(revised='after the ledgers of 2026-12-06')
+    assert compare(then, now)['why'].tolist() == ['revised']
+    assert compare(then, now.assign(revised=float('nan')))['why'].tolist() == ['the cut-off moved']
+
+
 def test_an_estimate_outside_only_the_newer_interval_has_moved():
     then = ledger(('a', 'inconclusive', 10, 1.0, 0.0, 3.0))
     now = ledger(('a', 'reproduced', 10, 2.5, 2.2, 2.8))  # 2.5 is inside 0-3, but 1.0 is outside 2.2-2.8

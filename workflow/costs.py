@@ -17,7 +17,6 @@ imports neither torch nor pandas (the jobs run in their own processes).
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import io
@@ -34,6 +33,7 @@ from typing import NamedTuple
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, this_cpu
 from workflow.design import cell_json, expand_design, load_design, shared_critic, substrate_of
+from workflow.faults import OneLineParser
 from workflow.plan import DesignError
 from workflow.state import COST_COLUMNS, COSTS_FILE, JobCosts, job_costs
 
@@ -172,7 +172,7 @@ def check(bench: Bench, costs: JobCosts, names: list[str], log: Callable[[str], 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog='python -m workflow.costs', description=__doc__.split('\n\n')[0])
+    parser = OneLineParser(prog='python -m workflow.costs', description=__doc__.split('\n\n')[0])
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     parser.add_argument('--check', nargs='+', metavar='CELL', help="run these cells whole against the design's table")
     args = parser.parse_args(argv)

@@ -3,7 +3,9 @@ and now, and for every change of verdict, which of its numbers moved.
 
     change   same; gained (open then, decided now); lost (decided then, open now); flipped (decided both times, the
              other way: for against, or inside against outside); new (a claim the earlier ledger lacks); withdrawn
-    why      for a changed verdict, the first of these that its numbers show:
+    why      for a changed verdict, the first of these that its record or its numbers show:
+               revised                  the claim was encoded again, or made a finding, or the rules that decide
+                                        it changed, after the earlier ledger judged it (its `revised` field is new)
                the estimate moved       either estimate lies outside the other's 95% interval: the runs differ
                                         (another numerics version, other seeds), not only how many there are
                fewer seeds / more seeds the estimates agree (each inside the other's interval), and a verdict
@@ -41,8 +43,8 @@ from ..text import num, to_markdown
 
 DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
-REASONS = ('the estimate moved', 'fewer seeds', 'more seeds', 'the cut-off moved', 'the runs changed')
-KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high')
+REASONS = ('revised', 'the estimate moved', 'fewer seeds', 'more seeds', 'the cut-off moved', 'the runs changed')
+KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised')
 
 
 def change(old, new) -> str:
@@ -69,6 +71,8 @@ def reason(row: pd.Series) -> str:
         return ''
     if row['verdict_then'] in CHECKS and row['verdict_now'] in CHECKS:
         return 'the runs changed'
+    if str(row['revised_now']) != str(row['revised_then']) and not pd.isna(row['revised_now']):
+        return 'revised'
     old, new = row['estimate_then'], row['estimate_now']
     if np.isfinite(old) and np.isfinite(new) and not (inside(new, row['ci_low_then'], row['ci_high_then'])
                                                       and inside(old, row['ci_low_now'], row['ci_high_now'])):
@@ -84,7 +88,7 @@ def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
     """Two ledgers (claims.csv rows) -> one row per claim: id, verdict_then, verdict_now, n, estimate and 95% interval
     of each (suffixes _then, _now), change and why; in the newer ledger's order, withdrawn claims last."""
     def kept(ledger):
-        frame = ledger[list(KEPT)].copy()
+        frame = ledger.reindex(columns=list(KEPT))  # a ledger from before `revised` has none
         for column in ('n', 'estimate', 'ci_low', 'ci_high'):
             frame[column] = pd.to_numeric(frame[column], errors='coerce')
         return frame

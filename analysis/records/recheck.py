@@ -34,6 +34,8 @@ import pandas as pd
 
 from agentrl.numerics import NUMERICS_VERSION, TIMING
 from workflow.design import REPO, Cell, expand_design, load_design
+from workflow.faults import OneLineParser
+from workflow.plan import DesignError
 from workflow.state import published, record_rows, run_file
 
 from ..text import to_markdown
@@ -186,7 +188,7 @@ def compare(run: Run, records: Path, run_json: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m analysis.records.recheck', description=__doc__.split('\n\n')[0])
+    parser = OneLineParser(prog='python -m analysis.records.recheck', description=__doc__.split('\n\n')[0])
     parser.add_argument('--configfile', type=Path, default=Path('config/config.yaml'),
                         help='the design whose published runs to rerun (default: %(default)s)')
     parser.add_argument('--sample', type=int, default=4, help='how many runs to draw (default: %(default)s)')
@@ -198,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f'--sample {args.sample}: expected at least 1 run')
     if args.workdir and args.workdir.exists() and any(args.workdir.iterdir()):
         parser.error(f'--workdir {args.workdir}: not empty (every run is made from nothing there)')
-    design = load_design(args.configfile)
+    try:
+        design = load_design(args.configfile)
+    except DesignError as error:
+        parser.error(str(error))
     records = Path(design['results_dir']) / 'records'
     held = held_runs(record_rows(records), expand_design(design), design['experiments'])
     try:
