@@ -1,6 +1,7 @@
 """The ledger as a picture: every claim a row in its verdict's colour, grouped by the chapter's sections in order, each
 row on the claim's own tolerance, its unit at the top, the figure a page wide; and one figure per claim with its seeds
 and its looks, each legend entry drawn and each line in the legend, a threshold on the axis of what it bounds."""
+import dataclasses
 import math
 
 import matplotlib.colors as mcolors
@@ -219,8 +220,27 @@ def test_every_legend_entry_of_a_claims_figure_is_drawn_and_every_drawn_line_in_
                   and line.get_ydata()[0] == line.get_ydata()[1] and not line.get_label().startswith('chapter')]
         assert len(levels) == len(set(levels)), (claim_id, 'two lines of the legend on one level')
     title = fig._suptitle.get_window_extent()
-    assert not any(overlaps(title, ax.title.get_window_extent()) or overlaps(title, ax.get_window_extent())
-                   for ax in fig.axes)
+    assert all(title.y0 >= ax.get_tightbbox().y1 for ax in fig.axes)  # over the panels, their titles and labels
+
+
+def test_a_long_claim_and_long_inputs_keep_their_title_and_labels_clear(ledger):
+    ctx, frame, looks = ledger
+    claim = next(c for c in load_claims()['claims'] if c['id'] == 'study-lam09-vs-1-heldout')
+    claim = dict(claim, claim=' '.join([claim['claim']] * 3))  # a title of four lines
+    found = samples(claim, ctx)
+    found[1] = dataclasses.replace(found[1], label='the best of ' + ', '.join(
+        f'[clip_low={v}, clip_high={v}] pass_heldout' for v in (0.1, 0.2, 0.3)))
+    with style():
+        fig = claim_figure(claim, frame.set_index('id', drop=False).loc[claim['id']], found,
+                           looks[looks['id'] == claim['id']])
+        fig.canvas.draw()
+    assert fig.get_suptitle().count('\n') >= 3
+    title = fig._suptitle.get_window_extent()
+    assert all(title.y0 >= ax.get_tightbbox().y1 for ax in fig.axes)
+    assert all(ax.get_ylabel().count('\n') <= 2 for ax in fig.axes)
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks[1].replace('\n', ' ').startswith('the best of clip_low=0.1, clip_high=0.1; clip_low=0.2')
+    assert 'pass' not in ticks[1] and ticks[1].count('\n') <= 3
 
 
 def test_a_threshold_on_a_difference_is_drawn_on_the_difference_not_on_the_inputs_levels(ledger):

@@ -318,6 +318,9 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1)))
     log = claim.get('scale', 'raw') in RATIO_SCALES
     context, names = factor([f.label for f in found])
+    if context:  # 'the best of [a] m, [b] m' over axis m: 'the best of a; b'
+        names = [n.replace(f' {context},', ';').removesuffix(f' {context}') if n.startswith('the best of') else n
+                 for n in names]
     context, names = in_words(context), [in_words(n) for n in names]
     seeds = int(looks.loc[looks['stage'] == row['stage'], 'seeds'].iloc[0])  # the deciding look's
     values = [f.values.iloc[:seeds] for f in found]
@@ -337,9 +340,9 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     if claim['kind'] == 'about' and len(found) == 1:
         left.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
     one = len(names) == 1  # the input's name is the axis's label, not a tick's too
-    left.set_xticks(range(len(values)), [''] if one else ['\n'.join(textwrap.wrap(n, 18)) for n in names], fontsize=7)
+    left.set_xticks(range(len(values)), [''] if one else [wrapped(n, 22, 4) for n in names], fontsize=7)
     left.set_xlim(-0.6, len(values) - 0.4)
-    left.set_ylabel('\n'.join(textwrap.wrap(names[0] if one else context or 'value', 40)), fontsize=9)
+    left.set_ylabel(wrapped(names[0] if one else context or 'value', 36, 3), fontsize=9)
     left.set_title(f'per seed ({seeds} seeds)', fontsize=10)
     if claim.get('scale', 'raw') == 'log' and all((v > 0).all() for v in values):
         log_y(left)
@@ -375,18 +378,32 @@ def references(claim: dict, row: pd.Series, log: bool, names: list[str]) -> tupl
     pair = ' / ' if log else ' minus '
     if 'than' in claim and len(claim['inputs']) == 2:  # raw and paired (verdicts.validate): a - b - than
         than = float(claim['than'])
-        lines = [(0.0, 'no difference', '-'), (than, f'threshold {claim["than"]}', '--')]
-        lines += [(than + smallest, 'smallest effect of interest', ':')] if smallest is not None else []
-        return than, lines, f'{word}, {pair.join(names[:2])}'
+        drawn = [(0.0, 'no difference', '-'), (than, f'threshold {claim["than"]}', '--')]
+        drawn += [(than + smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        return than, drawn, axis_words(word, pair, names)
     if 'than' in claim:
         to = 'from' if word == 'difference' else 'to'
-        lines = [(none, f'at the threshold {claim["than"]}', '-')]
-        lines += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
-        return 0.0, lines, f'{word} {to} the threshold {claim["than"]}'
-    lines = [(none, 'no effect', '-')]
-    lines += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
-    what = f'{pair.join(names[:2])}' if claim['kind'] in ('greater', 'less') else 'the weakest step'
-    return 0.0, lines, f'{word}, {what}'
+        drawn = [(none, f'at the threshold {claim["than"]}', '-')]
+        drawn += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        return 0.0, drawn, f'{word} {to} the threshold {claim["than"]}'
+    drawn = [(none, 'no effect', '-')]
+    drawn += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+    if claim['kind'] in ('greater', 'less'):
+        return 0.0, drawn, axis_words(word, pair, names)
+    return 0.0, drawn, f'{word}, the weakest step'
+
+
+def wrapped(words: str, width: int, most: int) -> str:
+    """Words in at most `most` lines of `width` characters, shortened with '...' where they need more."""
+    return '\n'.join(textwrap.wrap(words, width, max_lines=most, placeholder=' ...'))
+
+
+def axis_words(word: str, pair: str, names: list[str]) -> str:
+    """A decision axis's label: 'difference, lam=0.9 minus baseline'; where the inputs' names would take more than
+    three lines, which of the left panel's inputs it compares."""
+    named = f'{word}, {pair.join(names[:2])}'
+    short = f"{word}, the left panel's first input{pair}its second"
+    return '\n'.join(textwrap.wrap(named if len(textwrap.wrap(named, 36)) <= 3 else short, 36))
 
 
 def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool, names: list[str]) -> None:
@@ -396,11 +413,11 @@ def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool, na
     if claim['kind'] == 'about':
         ax.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
         of = {'ratio': ' / ', 'difference': ' minus '}.get(claim.get('of'))
-        ylabel = f"{claim['of']}, {of.join(names[:2])}" if of and len(names) > 1 else (
-            f'{names[0]}, median over seeds' if len(names) == 1 else 'median over seeds')
+        ylabel = axis_words(claim['of'], of, names) if of and len(names) > 1 else (
+            wrapped(f"{names[0]}, median over seeds", 36, 3) if len(names) == 1 else 'median over seeds')
     else:
-        shift, lines, ylabel = references(claim, row, log, names)
-        for y, name, style in lines:
+        shift, drawn, ylabel = references(claim, row, log, names)
+        for y, name, style in drawn:
             ax.axhline(y, color='k', linestyle=style, linewidth=1, label=name)
     for _, look in looks.iterrows():
         if np.isfinite(look['estimate']):
@@ -417,7 +434,7 @@ def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool, na
     if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
         log_y(ax)
     ax.set_xlabel('seeds at the look')
-    ax.set_ylabel('\n'.join(textwrap.wrap(ylabel, 40)), fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
     ax.set_xlim(0, looks['seeds'].max() * 1.08 + 1)
     ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
     ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,
