@@ -96,8 +96,9 @@ def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
     assert lines[2] == ('- [c](../claims/c.svg): "claim c" (reversed on tinyagent and longer; short of the claim on '
                         'larger)')
     sizes = next(line for line in lines if line.startswith('Of its '))
-    assert 'Of its 1 printed sizes' in sizes and '1 reproduce on tinyagent' in sizes and '1 fail on another' in sizes \
-        and 'The other 0 do not reproduce even on tinyagent' in sizes
+    assert sizes.startswith('Of its 1 printed sizes') and "1 lies inside the chapter's band on tinyagent" in sizes \
+        and '1 outside it on another' in sizes and 'Of the other 0, 0 lie outside the band on tinyagent' in sizes
+    assert 'reproduce' not in sizes  # a size is inside or outside its band: the direction's word is not its
     assert not any(line.startswith("Of the field's advice") for line in lines)  # no claim names a recommendation
     lines = answer(across(judged(), ADVICE), list(VERDICTS))
     study = lines.index(next(line for line in lines if line.startswith("Of the field's advice")))
@@ -105,6 +106,13 @@ def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
     assert lines[study + 2] == ('- "Do d." (1 claims): open, holds on 1 of 3 (holds on tinyagent; open on larger; '
                                 'untested on longer)')
     assert lines[-1] == 'Every claim on every substrate, with its wording: [across/substrates.md](../across/substrates.md).'
+    waiting = pd.Series({'Do d.': 2, 'Do e.': 2})  # one recommendation judged and awaiting, one awaiting only
+    lines = answer(across(judged(), ADVICE), list(VERDICTS), waiting=waiting)
+    study = next(line for line in lines if line.startswith("Of the field's advice"))
+    assert '2 recommendations, judged by 1 claims, 4 more registered and awaiting' in study and \
+        '1 awaits the runs of all its claims' in study
+    assert '- "Do d." (1 claims, and 2 awaiting their runs): open' in '\n'.join(lines)
+    assert '- "Do e." (2 claims, awaiting the runs of their cells)' in lines
 
 
 
@@ -129,7 +137,7 @@ def test_the_effects_figure_draws_each_cell_on_each_substrate(tmp_path):
     assert sorted(p.name for p in paths) == ['effects.png', 'effects.svg']
     svg = (tmp_path / 'effects.svg').read_text()
     assert all(word in svg for word in ('epochs~8', 'lam~0.9', 'tinyagent (12 seeds, paired by seed)', 'larger'))
-    assert 'Each ablation against the baseline on 2 substrates: pass_heldout' in svg
+    assert 'Each ablation against the baseline on 2 substrates: held-out pass rate' in svg
 
 
 def test_a_substrate_without_a_look_is_untested_and_keeps_its_claims_open():

@@ -43,7 +43,7 @@ from workflow.state import record_rows
 
 from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
-from ..text import to_markdown
+from ..text import label, to_markdown
 from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
 from .ledger_figure import COLORS, section
 
@@ -247,9 +247,9 @@ def effects(comparisons: dict[str, pd.DataFrame], stem: Path, metric: str = EFFE
             ax.plot(frame['diff'], y, 'o', color=colours[name], markersize=4, label=f'{name} ({seeds} seeds{paired})')
         ax.axvline(0, color='k', linewidth=0.6)
         ax.set_yticks(range(len(cells)), cells, fontsize=8)
-        ax.set(ylim=(len(cells) - 0.5, -0.5), xlabel=f'{metric}: cell - baseline (95% CI of the difference)')
+        ax.set(ylim=(len(cells) - 0.5, -0.5), xlabel=f'{label(metric)}: cell - baseline (95% CI of the difference)')
         fig.legend(loc='outside lower center', ncol=len(rows), fontsize=8, frameon=False)
-        fig.suptitle(f'Each ablation against the baseline on {len(rows)} substrates: {metric}', **TITLE)
+        fig.suptitle(f'Each ablation against the baseline on {len(rows)} substrates: {label(metric)}', **TITLE)
         return save(fig, stem)
 
 
@@ -345,10 +345,18 @@ ANSWER_START = '<!-- the answer: written by `python -m analysis.pages.substrates
 ANSWER_END = '<!-- end of the answer -->'
 
 
-def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> list[str]:
+def awaiting_claims(claims: dict) -> pd.Series:
+    """Per recommendation (its words), how many of its claims are registered and await the runs of their cells."""
+    return pd.Series([c['recommendation'] for c in claims['awaiting'] if c.get('recommendation')],
+                     dtype=object).map(claims['recommendations']).value_counts()
+
+
+def answer(table: pd.DataFrame, substrates: list[str], results: str = '..',
+           waiting: pd.Series | None = None) -> list[str]:
     """The answer in plain sentences, from the classes of the chapter's claims (calibration targets apart): what holds
     on every substrate, what fails on every one (each with its wording, its figure and how it fails), what stays
-    open, and what the sizes show; results: the results folder, relative to the page."""
+    open, and what the sizes show; results: the results folder, relative to the page; waiting: awaiting_claims (a
+    recommendation all of whose claims await their runs is listed as such)."""
     chapter = table[table['group'] == 'chapter']
     direction, size = chapter[chapter['direction class'] != ''], chapter[chapter['size class'] != '']
     classes = {part: frame[f'{part} class'].value_counts() for part, frame in (('direction', direction),
@@ -376,22 +384,21 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..') -> l
               f'{int((size[first].map(outcome) == "fails").sum())} lie outside the band on {substrates[0]} and '
               f'{int((size[first].map(outcome) == "open").sum())} are undecided there.', '']
     study = advice(table, substrates)
-    registered = load_claims()
-    waiting = pd.Series([c['recommendation'] for c in registered['awaiting'] if c.get('recommendation')],
-                        dtype=object).map(registered['recommendations']).value_counts()
-    unjudged = [words for words in registered['recommendations'].values() if words not in set(study['recommendation'])]
+    waiting = pd.Series(dtype=int) if waiting is None else waiting
+    unjudged = [words for words in waiting.index if words not in set(study['recommendation'])]
     if len(study):
         found = study['class'].value_counts()
         dependent = found.get('substrate-dependent', 0)
         total = len(study) + len(unjudged)
+        more = f', {int(waiting.sum())} more registered and awaiting the runs of their cells' if len(waiting) else ''
         lines += [f"Of the field's advice (Andrychowicz et al. 2021: {total} recommendation{'s' * (total != 1)}, judged "
-                  f'by {study["claims"].sum()} claims, {int(waiting.sum())} more registered and awaiting the runs of '
-                  'their cells; a recommendation holds where every claim of it holds), '
+                  f'by {study["claims"].sum()} claims{more}; a recommendation holds where every claim of it holds), '
                   f'**{hold(found.get("general", 0))} on all {n} substrates**, {hold(dependent)} on some and '
                   f'{agree(dependent, "fail")} on others, {found.get("open", 0)} {agree(found.get("open", 0), "stay")} '
                   f'open and **{found.get("fails everywhere", 0)} '
-                  f'{agree(found.get("fails everywhere", 0), "fail")} on every substrate**; {len(unjudged)} '
-                  f'{agree(len(unjudged), "await")} the runs of all its claims:', '']
+                  f'{agree(found.get("fails everywhere", 0), "fail")} on every substrate**'
+                  + (f'; {len(unjudged)} {agree(len(unjudged), "await")} the runs of all its claims' if unjudged else '')
+                  + ':', '']
         lines += [f'- "{row["recommendation"]}" ({row["claims"]} claims{awaiting(waiting, row["recommendation"])}): '
                   f'{row["class"]}, holds on {row["holds on"]} '
                   f'({"; ".join(f"{row[name]} on {name}" for name in substrates)})' for _, row in study.iterrows()]
@@ -409,7 +416,8 @@ def awaiting(waiting: pd.Series, words: str) -> str:
 
 def answer_block(table: pd.DataFrame, substrates: list[str], results: str) -> str:
     """The answer between its markers, as a README holds it."""
-    return '\n'.join([ANSWER_START, '', *answer(table, substrates, results), '', ANSWER_END])
+    return '\n'.join([ANSWER_START, '', *answer(table, substrates, results, awaiting_claims(load_claims())), '',
+                      ANSWER_END])
 
 
 def published_answer(results: Path | str, relative: str) -> str | None:
@@ -456,7 +464,7 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     evidence, calibration = table['group'].isin(JUDGED_GROUPS), table['group'] == 'calibration'
     markdown = '\n'.join([
         f'# Claims on {len(judged)} substrates ({", ".join(judged)})', '', to_markdown(designs), designs_note(judged),
-        '', '## The answer', '', *answer(table, list(judged)), '',
+        '', '## The answer', '', *answer(table, list(judged), waiting=awaiting_claims(load_claims())), '',
         '## How many of each class', '', CLASSES_NOTE, '', to_markdown(class_counts(table)),
         "## The field's advice", '', ADVICE_NOTE, '', to_markdown(advice(table, list(judged))),
         '## Per substrate, how many of each verdict', '', to_markdown(verdict_counts(table, list(judged))),
