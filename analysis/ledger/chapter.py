@@ -50,6 +50,12 @@ class Context:
         found = self._index.get((table, row, metric), self.values.iloc[0:0])
         return found if source is None else found[found['source'] == source]
 
+    @cached_property
+    def lr_scale(self) -> float:
+        """The substrate's learning-rate scale: its baseline's lr over the chapter's (1 without either)."""
+        baseline, chapter = self.configs.get(self.baseline, {}), self.chapter.get('defaults', {})
+        return baseline['lr'] / chapter['lr'] if 'lr' in baseline and 'lr' in chapter else 1.0
+
     @classmethod
     def build(cls, runs: Runs, baseline: str = 'baseline', chapter: dict | None = None) -> 'Context':
         chapter = chapter or load_chapter()
@@ -76,7 +82,18 @@ def _describe_cell(values: dict) -> str:
     return ', '.join(f'{k}={v}' for k, v in values.items()) or 'baseline'
 
 
-def _trainer(cell_values: dict, row: str, metric: str, ctx: Context, label: str = '', **extra) -> Selected:
+def at_scale(cell_values: dict, ctx: Context, unscaled: bool = False) -> dict:
+    """A claim's cell values at the substrate's learning-rate scale: an lr in the chapter's units times the scale
+    (Context.lr_scale), so that two rates compare in the same ratio on every substrate; `unscaled` keeps an
+    absolute rate (the study's 3e-4)."""
+    if 'lr' not in cell_values or unscaled or ctx.lr_scale == 1.0:
+        return cell_values
+    return {**cell_values, 'lr': cell_values['lr'] * ctx.lr_scale}
+
+
+def _trainer(cell_values: dict, row: str, metric: str, ctx: Context, label: str = '', unscaled: bool = False,
+             **extra) -> Selected:
+    cell_values = at_scale(cell_values, ctx, unscaled)
     label = label or f'[{_describe_cell(cell_values)}] {row + " " if row else ""}{metric}'
     cell = select(ctx.configs, cell_values, ctx.baseline)
     if cell is None:
@@ -91,7 +108,8 @@ def resolve(spec: dict, ctx: Context) -> Selected:
     """Per-seed values for a spec: {table, row, metric} as the chapter names it, or {cell, row, metric} for a
     trainer cell picked by config values; 'minus': {...} subtracts another spec (its missing keys inherited)
     seed by seed; 'best_of': [{...}, ...] takes, seed by seed, the largest of several specs (their missing keys
-    inherited: the best a seed gets by trying each); 'value' overrides the chapter's printed value."""
+    inherited: the best a seed gets by trying each); 'value' overrides the chapter's printed value; a cell's lr is in
+    the chapter's units, scaled to the substrate's (at_scale), unless `unscaled_lr: true`."""
     if 'best_of' in spec:
         head = {k: v for k, v in spec.items() if k != 'best_of'}
         found = [resolve({**head, **other}, ctx) for other in spec['best_of']]
@@ -107,7 +125,8 @@ def resolve(spec: dict, ctx: Context) -> Selected:
         return Selected(f'{a.label} - {b.label}', diff, a.group, spec.get('value'), a.exact and b.exact, note)
     row, metric = str(spec.get('row', '')), spec['metric']
     if 'cell' in spec:
-        return _trainer(spec['cell'], row, metric, ctx, chapter=spec.get('value'))
+        return _trainer(spec['cell'], row, metric, ctx, chapter=spec.get('value'),
+                        unscaled=bool(spec.get('unscaled_lr')))
     table = ctx.chapter['tables'].get(spec['table'], {})
     label = f'{spec["table"]} {row} {metric}'
     extra = dict(chapter=spec.get('value', table.get('values', {}).get(row, {}).get(metric)),

@@ -210,6 +210,8 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
                revised=str(claim.get('revised', '')),
                diverged=len(seeds))
     missing = [f.note for f in found if f.note]
+    if len(found) == 2 and found[0].label == found[1].label and not missing:
+        missing = [f'both inputs are {found[0].label} (one cell at this substrate\'s learning-rate scale)']
     if missing:
         return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
                     note='; '.join(dict.fromkeys(missing)))
