@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from agentrl.learning.advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
+from agentrl.learning.advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go, whiten
 
 
 def reference_gae(rewards, values, mask, gamma, lam):
@@ -128,3 +128,14 @@ def test_explained_variance():
     assert explained_variance(values, returns, mask) == pytest.approx(1 - 0.1875 / 1.25)
     assert math.isnan(explained_variance(values, torch.full_like(returns, 2.0), mask))
     assert math.isnan(explained_variance(values, returns, torch.zeros_like(mask)))
+
+
+def test_whiten_scales_policy_tokens_to_mean_0_std_1_and_zeroes_the_rest():
+    generator = torch.Generator().manual_seed(3)
+    mask = random_gappy_mask(generator)
+    adv = (3 + 5 * torch.randn(mask.shape, generator=generator, dtype=torch.float64)) * mask
+    out = whiten(adv, mask)
+    on = mask > 0
+    assert abs(out[on].mean().item()) < 1e-9 and out[on].std().item() == pytest.approx(1.0, abs=1e-6)
+    assert torch.equal(out[~on], torch.zeros_like(out[~on]))
+    assert torch.equal(out, (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * mask)  # the chapter's expression

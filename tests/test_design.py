@@ -125,3 +125,18 @@ def test_the_design_verb_names_a_bad_designs_faults_without_a_traceback(tmp_path
         main(['cells', '--configfile', str(bad)])
     assert stopped.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
         f'python -m workflow.design: error: {bad}: baseline.lamda: unknown key; did you mean lam?')
+
+
+def test_whitening_per_minibatch_is_a_level_named_by_its_value_and_other_levels_are_one_line_faults(tmp_path, capsys):
+    cells = expand_design(dict(DESIGN, sweeps=dict(whiten_advantages=[True, False, 'minibatch']), factorial=[]))
+    assert list(cells) == ['baseline', 'whiten_advantages~false', 'whiten_advantages~minibatch']
+    assert cells['whiten_advantages~minibatch'].values == dict(cells['baseline'].values, whiten_advantages='minibatch')
+    design = tmp_path / 'minibatch.yaml'
+    design.write_text('extends: config/config.yaml\nsweeps: {whiten_advantages: [minibatch]}\n')
+    main(['cell', 'whiten_advantages~minibatch', '--configfile', str(design)])
+    assert '"whiten_advantages": "minibatch"' in capsys.readouterr().out
+    design.write_text('extends: config/config.yaml\nsweeps: {whiten_advantages: [batch]}\n')
+    with pytest.raises(DesignError) as fault:
+        load_design(design)
+    line, = str(fault.value).splitlines()  # the wording of what is allowed is workflow/faults.py's
+    assert line.startswith(f'{design}: sweeps.whiten_advantages[0] = "batch": one of ') and 'minibatch' in line

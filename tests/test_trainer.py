@@ -1,14 +1,19 @@
+import copy
 import json
 import math
 
 import pytest
+import torch
 
 import agentrl as arl
 from agentrl.numerics.golden import comparable_csv, comparable_run
 from agentrl.jobs.cli import main
 from agentrl.learning.config import TrainConfig
 from agentrl.jobs.critic_store import load_critic, save_critic
-from agentrl.learning.trainer import adapt_beta
+from agentrl.learning import trainer
+from agentrl.learning.advantages import whiten
+from agentrl.learning.losses import adam
+from agentrl.learning.trainer import Learner, adapt_beta, ppo_epochs, ppo_prepare, sample_batch
 
 SHORT = dict(iterations=2, episodes_per_iteration=16, critic_warmup_steps=5, critic_warmup_episodes_per_task=2,
              eval_episodes_per_task=2)
@@ -32,10 +37,24 @@ SHORT = dict(iterations=2, episodes_per_iteration=16, critic_warmup_steps=5, cri
     ('early_stop', 'batch', r"early_stop='batch'"),
     ('algorithm', 'grpo', r"algorithm='grpo'"),
     ('seed', -1, r'seed=-1'),
+    ('whiten_advantages', 'batch', r"whiten_advantages='batch' is not allowed; expected one of True, False, "
+                                   r"'minibatch'$"),
+    ('whiten_advantages', 1, r"whiten_advantages=1 is not allowed; expected one of True, False, 'minibatch'$"),
+    ('whiten_advantages', None, r"whiten_advantages=None is not allowed"),
 ])
 def test_out_of_range_config_values_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(**{field: value})
+
+
+def test_whiten_advantages_takes_true_false_or_minibatch_and_says_so_in_one_line_otherwise():
+    for level in (True, False, 'minibatch'):
+        assert TrainConfig.from_dict({'whiten_advantages': level}).whiten_advantages == level
+    for bad in (1, 0.0, 'Minibatch', 'batch', None, [True]):
+        with pytest.raises(ValueError) as error:
+            TrainConfig(whiten_advantages=bad)
+        assert str(error.value) == (f"whiten_advantages={bad!r} is not allowed; expected one of True, False, "
+                                    f"'minibatch'")
 
 
 def test_config_is_frozen_and_round_trips():
@@ -180,3 +199,64 @@ def test_ppo_penalty_does_not_clip_and_adapts_beta(base, tok):
     assert betas[0] == 1.0 and betas[1] in (0.5, 1.0, 2.0)
     clipped = arl.train(base, tok, TrainConfig(**SHORT, epochs=4, minibatches=4, clip_high=0.01, clip_low=0.01))
     assert max(epoch['clip_frac'] for epoch in clipped.epochs) > 0.0  # the same tiny clip range binds without it
+
+
+def whitening_seen_by_the_loss(base, tok, monkeypatch, level, epochs=2, minibatches=4):
+    """One batch prepared and updated under whiten_advantages=level -> (its PreparedBatch, the minibatches' rows in
+    update order, the (advantages, mask) that ppo_policy_loss received for each)."""
+    config = TrainConfig(**SHORT, epochs=epochs, minibatches=minibatches, whiten_advantages=level)
+    policy = copy.deepcopy(base)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        critic = arl.make_critic(base)
+    batch = sample_batch(policy, tok, config.episodes_per_iteration, torch.Generator().manual_seed(0))
+    prepared = ppo_prepare(policy, critic, batch, config, tok.pad_id)
+    seen, loss = [], trainer.ppo_policy_loss
+
+    def spy(logp, old_logp, adv, mask, *rest):
+        seen.append((adv, mask))
+        return loss(logp, old_logp, adv, mask, *rest)
+
+    monkeypatch.setattr(trainer, 'ppo_policy_loss', spy)
+    learner = Learner(policy, critic, adam(policy.parameters(), config.lr), adam(critic.parameters(), config.critic_lr))
+    ppo_epochs(learner, prepared, config, torch.Generator().manual_seed(5))
+    order = torch.Generator().manual_seed(5)  # ppo_epochs draws only the shuffles from its generator
+    rows = [r for _ in range(epochs) for r in torch.randperm(len(prepared.ids), generator=order).chunk(minibatches)]
+    return batch, prepared, rows, seen
+
+
+def test_per_minibatch_whitening_gives_each_minibatch_mean_0_std_1(base, tok, monkeypatch):
+    """'minibatch' (Andrychowicz et al. 2021): not whitened per batch; each minibatch's policy-token advantages
+    whitened over that minibatch just before the loss."""
+    batch, prepared, rows, seen = whitening_seen_by_the_loss(base, tok, monkeypatch, 'minibatch')
+    raw = arl.gae_advantages(arl.outcome_rewards(batch['rewards'], batch['action_mask']), prepared.old_values,
+                             batch['action_mask'], 1.0, 1.0)[0]
+    assert torch.equal(prepared.advantages, raw)  # prepared as without whitening
+    assert len(seen) == len(rows) == 8
+    per_batch = whiten(raw, prepared.mask)
+    for (adv, mask), mb_rows in zip(seen, rows):
+        on = mask > 0
+        assert abs(adv[on].mean().item()) < 1e-5 and adv[on].std().item() == pytest.approx(1.0, abs=1e-4)
+        assert torch.equal(adv[~on], torch.zeros_like(adv[~on]))
+        assert torch.equal(mask, prepared.minibatch(mb_rows).mask)
+    # whitening the whole batch leaves some minibatch off mean 0: the two levels differ
+    assert max(abs(per_batch[r][prepared.mask[r] > 0].mean().item()) for r in rows) > 1e-3
+
+
+@pytest.mark.parametrize('level', [True, False])
+def test_true_and_false_whiten_per_batch_or_not_as_before(base, tok, monkeypatch, level):
+    """True: the prepared advantages are the batch's GAE advantages whitened once over the batch's policy tokens (the
+    expression of the chapter, bit for bit); False: left as they are; the loss sees each minibatch's slice unchanged."""
+    batch, prepared, rows, seen = whitening_seen_by_the_loss(base, tok, monkeypatch, level)
+    m = batch['action_mask']
+    adv = arl.gae_advantages(arl.outcome_rewards(batch['rewards'], m), prepared.old_values, m, 1.0, 1.0)[0]
+    if level:
+        on = m > 0
+        adv = (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * m
+    assert torch.equal(prepared.advantages, adv)
+    assert all(torch.equal(seen_adv, prepared.minibatch(r).advantages) for (seen_adv, _), r in zip(seen, rows))
+
+
+def test_a_run_with_per_minibatch_whitening_trains(base, tok):
+    result = arl.train(base, tok, TrainConfig(**SHORT, whiten_advantages='minibatch'))
+    assert not result.summary['diverged'] and result.summary['gradient_steps'] == 2 * 4 * 4

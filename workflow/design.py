@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS
+from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS, WHITENING
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from workflow.faults import OneLineParser, json_types, validated, yaml_fault
 from workflow.plan import DesignError, seed_plan
@@ -71,7 +71,9 @@ AXES: dict[str, Axis] = {axis.field: axis for axis in (
     Axis('value_clip', PPO, _optional_number(minimum=0), "the critic's value clip; null: none"),
     Axis('target_kl', PPO, _optional_number(exclusiveMinimum=0), 'early stopping on the k3 KL estimate; null: none'),
     Axis('lr', PPO, _number(exclusiveMinimum=0), "the policy's Adam learning rate"),
-    Axis('whiten_advantages', PPO, {'type': 'boolean'}, 'advantages scaled to mean 0, standard deviation 1 per batch'),
+    Axis('whiten_advantages', PPO, {'enum': list(WHITENING)},
+         'advantages scaled to mean 0, standard deviation 1 over the policy tokens: true, of each batch (the chapter); '
+         'minibatch, of each minibatch, before its loss (Andrychowicz et al. 2021); false, not scaled'),
     Axis('kl_penalty', PPO, _optional_number(exclusiveMinimum=0),
          'PPO-penalty (exercise 4): no clipping, initial beta of an adaptive KL term; null: clipped PPO'),
     Axis('substrate', ALGORITHMS, {'enum': list(SUBSTRATES)},
@@ -110,10 +112,14 @@ def text(value) -> str:
 # --- the config schema: the file's sections plus the axis sections generated from AXES ---------
 
 def config_schema() -> dict:
-    """The schema file with `$defs/axes`, `baseline` and `$defs/levels` generated from AXES."""
+    """The schema file with `$defs/axes`, `baseline`, `$defs/levels` and the trainer constants that are axes
+    (their levels; the file gives their descriptions) generated from AXES."""
     schema = yaml.safe_load(SCHEMA_FILE.read_text())
     defs = schema['$defs']
     defs['axes'] = {name: {'description': axis.description, **axis.schema} for name, axis in AXES.items()}
+    constants = defs['trainer']['properties']
+    constants.update({name: {'description': constants[name]['description'], **AXES[name].schema}
+                      for name in constants if name in AXES})
     schema['properties']['baseline'].update(
         required=list(AXES), properties={name: {'$ref': f'#/$defs/axes/{name}'} for name in AXES})
     defs['levels']['properties'] = {

@@ -47,3 +47,10 @@ def explained_variance(values, returns, mask):
     if y.numel() == 0 or y.var(unbiased=False) == 0:
         return float("nan")
     return (1 - (y - v).var(unbiased=False) / y.var(unbiased=False)).item()
+
+
+def whiten(adv, mask):
+    """Advantages scaled to mean 0, standard deviation 1 over the policy tokens: adv, mask [B, T-1] -> [B, T-1], 0
+    off-policy."""
+    on = mask > 0
+    return (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * mask

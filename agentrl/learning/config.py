@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 
 from ..world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from ..world.task_family import TaskFamily
-from .algorithms import ALGORITHMS
+from .algorithms import ALGORITHMS, WHITENING
 from .losses import AGGREGATION_MODES
 
 EARLY_STOP = ('epoch', 'minibatch')
@@ -36,7 +36,7 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0  # the policy's gradient-norm clip
     loss_mode: str = 'token_mean'
     norm_const: float | None = None  # for loss_mode 'seq_mean_token_sum_norm'
-    whiten_advantages: bool = True
+    whiten_advantages: bool | str = True  # True: per batch; 'minibatch': per minibatch, before its loss; False: none
     critic_warmup_steps: int = 100
     critic_warmup_episodes_per_task: int = 24
     kl_penalty: float | None = None  # PPO-penalty (exercise 4): no clip, this initial beta; None: clipped PPO
@@ -50,6 +50,10 @@ class TrainConfig:
         _choice('early_stop', self.early_stop, EARLY_STOP)
         _choice('loss_mode', self.loss_mode, AGGREGATION_MODES)
         _choice('substrate', self.substrate, tuple(SUBSTRATES))
+        whiten = self.whiten_advantages
+        if not any(type(whiten) is type(level) and whiten == level for level in WHITENING):  # 1 == True: not `in`
+            raise ValueError(f'whiten_advantages={whiten!r} is not allowed; expected one of '
+                             f'{", ".join(map(repr, WHITENING))}')
         for name in ('gamma', 'lam'):
             _in_range(name, getattr(self, name), 0.0, 1.0, '[0, 1]')
         for name in ('epochs', 'minibatches', 'iterations', 'episodes_per_iteration', 'eval_episodes_per_task',

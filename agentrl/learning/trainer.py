@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -20,7 +20,7 @@ from ..agent.packing import Packing, critic_scores, policy_scores
 from ..agent.sampler import collate, rollout_batch, rollout_stats, sample_tasks
 from ..world.task_family import TaskFamily
 from ..world.tokenizer import Tokenizer
-from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go
+from .advantages import explained_variance, gae_advantages, outcome_rewards, returns_to_go, whiten
 from .config import TrainConfig
 from .losses import adam, aggregate_loss, entropy_from_logits, masked_mean, policy_gradient_step
 from .ppo import kl_k3, ppo_policy_loss, value_loss
@@ -118,15 +118,15 @@ def warm_critic(policy: TinyAgent, tok: Tokenizer, config: TrainConfig) -> Criti
 
 @torch.no_grad()
 def ppo_prepare(policy: TinyAgent, critic: Critic, batch: dict, config: TrainConfig, pad_id: int) -> PreparedBatch:
-    """Freeze pi_old on a collated batch: old log-probs, old values, (whitened) GAE advantages, value targets."""
+    """Freeze pi_old on a collated batch: old log-probs, old values, GAE advantages (whitened per batch if
+    config.whiten_advantages is True), value targets."""
     m = batch['action_mask']
     packing = Packing.of(m)
     old_logp, _ = policy_scores(policy, batch['ids'], packing)
     old_values = critic_scores(critic, batch['ids'], packing)
     adv, returns = gae_advantages(outcome_rewards(batch['rewards'], m), old_values, m, config.gamma, config.lam)
-    if config.whiten_advantages:
-        on = m > 0
-        adv = (adv - adv[on].mean()) / (adv[on].std() + 1e-8) * m
+    if config.whiten_advantages is True:  # per batch; 'minibatch' whitens in ppo_epochs
+        adv = whiten(adv, m)
     return PreparedBatch(batch['ids'], m, old_logp, old_values, adv, returns, pad_id)
 
 
@@ -142,13 +142,16 @@ def clip_range(config: TrainConfig) -> tuple[float, float]:
 
 def ppo_epochs(learner: Learner, prepared: PreparedBatch, config: TrainConfig, gen: torch.Generator,
                beta: float = 0.0, iteration: int = 0) -> tuple[list[dict], list[dict]]:
-    """Clipped policy and value updates over shuffled minibatches -> (per-epoch records, per-minibatch records)."""
+    """Clipped policy and value updates over shuffled minibatches (advantages whitened in each where
+    config.whiten_advantages is 'minibatch') -> (per-epoch records, per-minibatch records)."""
     policy, critic = learner.policy, learner.critic
     per_epoch, per_minibatch = [], []
     for epoch in range(config.epochs):
         logs, stop = [], False
         for index, rows in enumerate(torch.randperm(len(prepared.ids), generator=gen).chunk(config.minibatches)):
             mb = prepared.minibatch(rows)
+            if config.whiten_advantages == 'minibatch':  # Andrychowicz et al. 2021: over this minibatch's tokens
+                mb = replace(mb, advantages=whiten(mb.advantages, mb.mask))
             packing = Packing.of(mb.mask)
             logp, logits = policy_scores(policy, mb.ids, packing)  # logits [P, V] at the policy tokens
             loss, stats = ppo_policy_loss(logp, mb.old_logp, mb.advantages, mb.mask, *clip_range(config),
