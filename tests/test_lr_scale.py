@@ -50,3 +50,39 @@ def test_a_claims_rate_is_in_the_chapters_units_scaled_to_the_substrate():
     assert at_scale({'lr': 3e-4}, ctx, unscaled=True) == {'lr': 3e-4}
     assert at_scale({'epochs': 8}, ctx) == {'epochs': 8}
     assert context(CHAPTER_LR).lr_scale == 1.0 and at_scale({'lr': 5e-4}, context(CHAPTER_LR)) == {'lr': 5e-4}
+
+
+def lr_ratios(design: dict) -> tuple[float, set[float]]:
+    """A design's baseline lr and the ratios of its lr cells' rates to it (the PPO cells that differ in lr alone)."""
+    cells = expand_design(design)
+    base = cells['baseline'].values['lr']
+    return base, {round(cell.values['lr'] / base, 9) for name, cell in cells.items() if name.startswith('lr~')
+                  and '_' not in name}
+
+
+@pytest.mark.parametrize('path', PUBLISHED_DESIGNS[1:])
+def test_every_substrates_lr_levels_keep_the_chapters_ratios(path):
+    """On every published design the lr levels stand to its baseline's lr as on the chapter's agent, however the
+    substrate is scaled; the study's 3e-4 is there as given; REINFORCE's rate is scaled with the rest."""
+    chapter_base, chapter_ratios = lr_ratios(load_design(REPO / PUBLISHED_DESIGNS[0]))
+    design = load_design(REPO / path)
+    base, ratios = lr_ratios(design)
+    s = design.get('lr_scale', 1.0)
+    assert base == pytest.approx(chapter_base * s)
+    unscaled = {round(lr / base, 9) for lr in design.get('unscaled_lr', [])}
+    assert chapter_ratios <= ratios and ratios - chapter_ratios <= unscaled
+    assert all(any(abs(lr - cell.values['lr']) < 1e-12 for cell in expand_design(design).values())
+               for lr in design.get('unscaled_lr', []))
+    reinforce = expand_design(design)['algorithm~reinforce'].values['lr']
+    assert reinforce == pytest.approx(2e-3 * s)
+
+
+def test_a_scale_multiplies_every_rate_and_names_cells_by_the_rates_they_run_at():
+    design = load_design(REPO / 'config' / 'substrates' / 'larger.yaml')
+    scaled = expand_design({**design, 'lr_scale': 0.4, 'unscaled_lr': [3e-4]})
+    assert scaled['baseline'].values['lr'] == 4e-4 and 'lr~0.0002' in scaled and 'lr~0.0003' in scaled
+    assert scaled['lr~0.0002'].values['lr'] == 2e-4  # 5e-4 x 0.4, not 0.00020000000000000001
+    assert scaled['algorithm~reinforce'].values['lr'] == 8e-4
+    assert [name for name in scaled if name.startswith('lr~')] == ['lr~0.00012', 'lr~0.0002', 'lr~0.0008',
+                                                                     'lr~0.0003']
+    assert expand_design({**design, 'lr_scale': 1.0}).keys() == expand_design(design).keys()

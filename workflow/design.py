@@ -24,6 +24,7 @@ import yaml
 from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS, WHITENING
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from workflow.faults import OneLineParser, json_types, validated, yaml_fault
+from workflow.lr_scale import at_lr_scale
 from workflow.plan import DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -184,7 +185,9 @@ def cell_name(values: dict, baseline: dict) -> str:
 
 
 def expand_design(config: dict) -> dict[str, Cell]:
-    """Cell name -> Cell, in design order; a cell shared by two sweeps appears once."""
+    """Cell name -> Cell, in design order, every learning rate at the design's scale (workflow/lr_scale.py); a cell
+    shared by two sweeps appears once."""
+    config = at_lr_scale(config)
     cells: dict[str, Cell] = {}
     for point in design_points(config):
         cell = make_cell(point, config)
@@ -209,6 +212,7 @@ def substrate_of(config: dict) -> str:
 
 def baseline_name(config: dict) -> str:
     """The name of the design's baseline cell."""
+    config = at_lr_scale(config)
     return make_cell(config['baseline'], config).name
 
 
