@@ -240,3 +240,29 @@ def in_words(text: str) -> str:
         start = token.find(core) if core else 0
         return token[:start] + label(core) + token[start + len(core):] if core in METRIC_WORDS else token
     return ' '.join(word(token) for token in text.split(' '))
+
+
+REGIME = 0.8  # the chapter's regime: a baseline that reaches at least this train pass rate (issue 11's band)
+CHAPTER_BASELINE = ('T7', 'lam=1.0')  # the chapter's baseline run, whose train and held-out pass rates it printed
+
+
+def standing_words(scale: float, train: float, heldout: float, chapter: dict) -> str:
+    """Where a substrate stands: its runs' learning-rate scale, its baseline's mean train and held-out pass rates
+    against the chapter's, and whether that is the chapter's regime (a train pass rate of at least REGIME)."""
+    printed = chapter['tables'][CHAPTER_BASELINE[0]]['values'][CHAPTER_BASELINE[1]]
+    regime = ("in the chapter's regime" if train >= REGIME else
+              f"**outside the chapter's regime** (a train pass rate below {number(REGIME)}): its verdicts may be "
+              'about its step size as much as about PPO')
+    return (f"Learning-rate scale {number(scale)} (its rates over the chapter's); its baseline's mean train pass rate "
+            f"{number(train, 3)} and held-out {number(heldout, 3)}, against the chapter's {printed['pass_train']} and "
+            f"{printed['pass_heldout']}: {regime}.")
+
+
+def rerun_words(runs_scale: float, design_scale: float) -> str:
+    """' Its design now runs at scale 0.2 ...' where a substrate's design has left the scale its published runs were
+    made at ('' where it has not)."""
+    if abs(runs_scale - design_scale) <= 1e-9 * design_scale:
+        return ''
+    return (f' Its design now runs at learning-rate scale {number(design_scale)}, chosen by the registered rule from '
+            'calibration runs (results/measurements.md, "The learning-rate scale of each substrate"): a rerun of its '
+            'runs at that scale is planned, and these verdicts stand until it is published.')

@@ -102,3 +102,17 @@ def test_a_direction_short_of_the_claim_says_why_beside_its_numbers():
         'short of the claim: confidently below its smallest effect of interest, a factor of 1.25')
     assert why_short(dict(scale='logit'), dict(effect=1.25), 0.8).endswith('odds a factor of 1.25')
     assert why_short(dict(scale='raw'), dict(effect=0.05), 0.8).endswith('interest, 0.05')
+
+
+def test_a_substrate_says_where_it_stands_against_the_chapters_regime():
+    """A baseline below a train pass rate of 0.8 is outside the chapter's regime, said beside its verdicts; a design
+    that has left its runs' learning-rate scale says a rerun is planned."""
+    from analysis.ledger.chapter import load_chapter
+    from analysis.text import rerun_words, standing_words
+    chapter = load_chapter()
+    inside = standing_words(1.0, 0.872, 0.288, chapter)
+    assert "mean train pass rate 0.872 and held-out 0.288, against the chapter's 0.900 and 0.312" in inside
+    assert inside.endswith("in the chapter's regime.")
+    outside = standing_words(1.0, 0.627, 0.188, chapter)
+    assert "**outside the chapter's regime** (a train pass rate below 0.8)" in outside
+    assert rerun_words(1.0, 1.0) == '' and 'learning-rate scale 0.2' in rerun_words(1.0, 0.2)

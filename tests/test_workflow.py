@@ -170,7 +170,9 @@ def test_a_substrate_design_runs_every_job_on_its_substrate_in_its_own_results_f
     every file under its results folder; the default design's records are not its records."""
     design = load_design(REPO / 'config' / 'substrates' / 'larger.yaml')
     assert design['results_dir'] == 'results/substrates/larger' and design['baseline']['substrate'] == 'larger'
-    assert expand_design(design).keys() == expand_design(load_design(DEFAULT_CONFIG)).keys()
+    def named(cells):  # every cell but the lr sweep's, whose names are the rates at the design's scale
+        return [name for name in cells if not name.startswith('lr~')]
+    assert named(expand_design(design)) == named(expand_design(load_design(DEFAULT_CONFIG)))
     out = succeeded(snakemake(tmp_path, '--dry-run', '--printshellcmds', config=REPO / 'config' / 'substrates' /
                               'larger.yaml'))
     commands = re.findall(r'^Shell command: python -m agentrl (.*)$', out, flags=re.M)

@@ -471,9 +471,10 @@ def awaiting_section(awaiting: list[dict]) -> list[str]:
     return ['## Registered, awaiting their runs', '', AWAITING, to_markdown(rows)]
 
 
-def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
-    """results/claims.md: the promise, the counts, the rules, the claims (chapter, literature, calibration), the
-    findings and the deterministic checks."""
+def markdown(frame: pd.DataFrame, claims: dict | None = None, standing: str = '') -> str:
+    """results/claims.md: the promise, where the substrate stands (standing: its scale and baseline against the
+    chapter's), the counts, the rules, the claims (chapter, literature, calibration), the findings and the
+    deterministic checks."""
     claims = claims or load_claims()
     alpha = number(claims.get('alpha', DEFAULTS['alpha']))
     judged = frame[~frame['group'].isin(['check', FINDING])]
@@ -481,7 +482,8 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None) -> str:
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
     history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
-    lines = ['# Claims ledger', '', PROMISE.format(parts=len(judged), claims=int((~derived(judged)).sum()), alpha=alpha), summary(frame), '', rules,
+    lines = ['# Claims ledger', '', PROMISE.format(parts=len(judged), claims=int((~derived(judged)).sum()), alpha=alpha),
+             *([standing, ''] if standing else []), summary(frame), '', rules,
              '**When the rules changed** (newest last):', '', history, '', *looks_section(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),

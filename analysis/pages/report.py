@@ -14,6 +14,7 @@ import yaml
 from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, VERSIONS
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE
+from workflow.design import PUBLISHED_DESIGNS, REPO, load_design
 from workflow.plan import seed_plan
 
 from ..ledger.chapter import Context, chapter_tables
@@ -26,7 +27,7 @@ from ..records.records import write_records
 from ..stats.compare import compare
 from ..stats.inference import summarize
 from ..stats.metrics import EPOCH, RANGES, TRAIN, diverged_seeds
-from ..text import number, to_markdown
+from ..text import number, rerun_words, standing_words, to_markdown
 from .figures import write_figures
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .substrates import published_answer
@@ -155,6 +156,18 @@ def numerics_line(runs: Runs) -> str:
     return line
 
 
+def standing(result: Analysis, out: Path) -> str:
+    """Where the substrate stands (text.standing_words): its runs' learning-rate scale and its baseline's mean pass
+    rates against the chapter's; where out is a published design's folder whose design has left that scale, that a
+    rerun is planned (text.rerun_words)."""
+    cells = result.cells[result.cells['cell'] == result.ctx.baseline].set_index('metric')['mean']
+    designs = [load_design(REPO / path) for path in PUBLISHED_DESIGNS]
+    scale = next((d.get('lr_scale', 1.0) for d in designs if REPO / d['results_dir'] == out.resolve()),
+                 result.ctx.lr_scale)  # the published design of this folder, if it is one
+    return (standing_words(result.ctx.lr_scale, float(cells['pass_train']), float(cells['pass_heldout']),
+                           result.ctx.chapter) + rerun_words(result.ctx.lr_scale, scale))
+
+
 def substrate_name(ctx: Context) -> str:
     """The substrate of the ledger's runs (its baseline cell's)."""
     return str(ctx.configs.get(ctx.baseline, {}).get('substrate', DEFAULT_SUBSTRATE))
@@ -175,7 +188,7 @@ def readme(result: Analysis, runs: Runs, figures: list[str], out: Path) -> str:
     parts = [
         '# Results', '', *([ACROSS, '', answer, '', f'## The ledger of {substrate_name(result.ctx)}', '']
                            if answer else []),
-        '## Claims', '',
+        '## Claims', '', standing(result, out), '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
         f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
@@ -224,7 +237,7 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
     if 'tables' in parts:
         paths += write_tables(result, out)
     if 'claims' in parts:
-        paths.append(write_text(out / 'claims.md', claims_markdown(result.claims)))
+        paths.append(write_text(out / 'claims.md', claims_markdown(result.claims, standing=standing(result, out))))
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
         looks = result.claims.attrs['looks']
         seeds = {row.id: looks[row.stage - 1]['seeds'] for row in result.claims.itertuples() if row.group != 'check'}

@@ -41,9 +41,11 @@ from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import seed_plan
 from workflow.state import record_rows
 
+from ..ledger.chapter import load_chapter
 from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
-from ..text import label, to_markdown
+from ..records.records import load_records
+from ..text import label, rerun_words, standing_words, to_markdown
 from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
 from .ledger_figure import COLORS, section
 
@@ -71,6 +73,7 @@ class Judged:
     progress: str
     seeds: str = ''
     comparisons: pd.DataFrame | None = None  # its comparisons table (analysis.stats.compare), where published
+    standing: str = ''  # where its published runs stand against the chapter's regime (text.standing_words)
 
 
 def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -302,8 +305,21 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
         seeds = json.loads(made.read_text()).get('seeds') if ledger is not None and made.is_file() else None
         judged[name] = Judged(ledger, progress(design, folder, ledger is not None),
                               seed_design({'seeds': seeds} if seeds else design),
-                              pd.read_csv(comparisons) if comparisons.is_file() else None)
+                              pd.read_csv(comparisons) if comparisons.is_file() else None,
+                              published_standing(folder, design) if ledger is not None else '')
     return judged
+
+
+def published_standing(folder: Path, design: dict) -> str:
+    """Where a published substrate stands (text.standing_words), from its records' baseline and its cells table, and
+    whether its design has left the scale they were made at (text.rerun_words)."""
+    records = load_records(folder / 'records')
+    cells = pd.read_csv(folder / 'tables' / 'cells.csv')
+    means = cells[cells['cell'] == 'baseline'].set_index('metric')['mean']
+    chapter = load_chapter()
+    scale = records.configs['baseline']['lr'] / chapter['defaults']['lr']
+    return (standing_words(scale, float(means['pass_train']), float(means['pass_heldout']), chapter)
+            + rerun_words(scale, float(design.get('lr_scale', 1.0))))
 
 
 CLASSES_NOTE = ('A part is **general** where it holds (reproduced, or inside the band) on every substrate, '
@@ -459,7 +475,8 @@ def publish(judged: dict[str, Judged], out: Path | str) -> list[Path]:
     apart), substrates.svg/.png; effects.svg/.png where a design has published its comparisons."""
     out, table = Path(out), across(judged)
     designs = pd.DataFrame({'substrate': list(judged), 'its design': [j.progress for j in judged.values()],
-                            'seeds': [j.seeds for j in judged.values()]})
+                            'seeds': [j.seeds for j in judged.values()],
+                            'where it stands': [j.standing for j in judged.values()]})
     rows = table.drop(columns='group').fillna('')
     evidence, calibration = table['group'].isin(JUDGED_GROUPS), table['group'] == 'calibration'
     markdown = '\n'.join([
