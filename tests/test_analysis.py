@@ -405,6 +405,10 @@ def test_the_ledger_corrects_across_claims_and_decide_recomputes_every_row(ctx):
 
 
 def claim(kind: str, inputs: list[dict], **extra) -> dict:
+    """A claim on the raw scale; a direction's smallest effect 0 unless the test sets one (its metrics have no
+    raw_effects rule here: a sign test alone)."""
+    if kind in ('greater', 'less', 'increasing', 'decreasing') and 'than' not in extra:
+        extra.setdefault('effect', 0.0)
     return {**dict(id='x', claim='test', source='test', kind=kind, inputs=inputs, scale='raw'), **extra}
 
 
@@ -573,16 +577,19 @@ def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_f
     by_id = {c['id']: c for c in load_claims()['claims']}
     assert not [entry['claim'] for entry in chosen if by_id[entry['claim']].get('revised')]  # none revised
     assert '[learning_curves](figures/learning_curves.svg)' in index.split('## Runs')[0]
-    counts, words, figure = index.split('## Claims')[1].split('## Headline findings')[0].strip().split('\n\n')[:3]
+    standing, counts, words, figure = (index.split('## Claims')[1].split('## Headline findings')[0].strip()
+                                       .split('\n\n')[:4])
+    assert standing.startswith('Learning-rate scale 1 (its rates over the chapter\'s); its baseline\'s mean train pass')
     headline = sum(group(c) == 'chapter' and not c.get('revised') and not c.get('direction_of')
                    for c in load_claims()['claims'])
     rows = {line.split(' | ')[0].strip('| '): line.split(' | ')[1] for line in counts.splitlines()[2:]}
-    assert counts.startswith('| claims | count | direction: reproduced | direction: reversed | direction: short of the '
+    assert counts.startswith('| claims | count | verdicts | direction: reproduced | direction: reversed | direction: short of the '
                              'claim | direction: inconclusive | size: inside | size: outside | size: inconclusive | of '
                              'the inconclusive, futile | untested | fragile |')
     assert rows['the headline: encoded before their verdict'] == str(headline)  # revised encodings counted apart
     every = rows["the chapter's, all"]
-    assert words.startswith(f"The chapter's {every} claims are the {headline} of the headline")
+    assert words.startswith('`count` is claims, `verdicts` their directions and sizes together') and \
+        f"The chapter's {every} claims are the {headline} of the headline" in words
     assert figure == '![Every claim against what the chapter claims, by section](figures/claims.svg)'
     assert all(('[Figure](claims/' in line) == ('**untested**' not in line) for line in findings)
     assert sum('[Figure](claims/' in line for line in findings) >= 3

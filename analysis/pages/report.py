@@ -159,8 +159,10 @@ def numerics_line(runs: Runs) -> str:
 def standing(result: Analysis, out: Path) -> str:
     """Where the substrate stands (text.standing_words): its runs' learning-rate scale and its baseline's mean pass
     rates against the chapter's; where out is a published design's folder whose design has left that scale, that a
-    rerun is planned (text.rerun_words)."""
+    rerun is planned (text.rerun_words); '' where the baseline has no pass rates."""
     cells = result.cells[result.cells['cell'] == result.ctx.baseline].set_index('metric')['mean']
+    if not {'pass_train', 'pass_heldout'} <= set(cells.index):
+        return ''
     designs = [load_design(REPO / path) for path in PUBLISHED_DESIGNS]
     scale = next((d.get('lr_scale', 1.0) for d in designs if REPO / d['results_dir'] == out.resolve()),
                  result.ctx.lr_scale)  # the published design of this folder, if it is one
@@ -188,7 +190,7 @@ def readme(result: Analysis, runs: Runs, figures: list[str], out: Path) -> str:
     parts = [
         '# Results', '', *([ACROSS, '', answer, '', f'## The ledger of {substrate_name(result.ctx)}', '']
                            if answer else []),
-        '## Claims', '', standing(result, out), '',
+        '## Claims', '', *filter(None, [standing(result, out)]), '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
         f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
