@@ -85,4 +85,5 @@ def test_a_scale_multiplies_every_rate_and_names_cells_by_the_rates_they_run_at(
     assert scaled['algorithm~reinforce'].values['lr'] == 8e-4
     assert [name for name in scaled if name.startswith('lr~')] == ['lr~0.00012', 'lr~0.0002', 'lr~0.0008',
                                                                      'lr~0.0003']
-    assert expand_design({**design, 'lr_scale': 1.0}).keys() == expand_design(design).keys()
+    default = load_design(REPO / PUBLISHED_DESIGNS[0])
+    assert expand_design({**design, 'lr_scale': 1.0, 'unscaled_lr': []}).keys() == expand_design(default).keys()

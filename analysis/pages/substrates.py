@@ -312,7 +312,10 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
 
 def published_standing(folder: Path, design: dict) -> str:
     """Where a published substrate stands (text.standing_words), from its records' baseline and its cells table, and
-    whether its design has left the scale they were made at (text.rerun_words)."""
+    whether its design has left the scale they were made at (text.rerun_words); '' without both."""
+    if not all((folder / name).is_file() for name in ('tables/cells.csv', 'records/runs.parquet',
+                                                      'records/summaries.parquet')):
+        return ''
     records = load_records(folder / 'records')
     cells = pd.read_csv(folder / 'tables' / 'cells.csv')
     means = cells[cells['cell'] == 'baseline'].set_index('metric')['mean']
