@@ -104,8 +104,9 @@ def published_family(published_ctx):
 def test_the_family_reads_the_default_designs_cells_and_experiments_by_their_workflow_names(published_family):
     found = published_family
     reads = {i: {s for s, r in zip(found.sources, row) if r} for i, row in zip(found.ids, found.reads)}
-    assert len(found.ids) == 111 and len(found.sources) == 27 + 6  # the statistical claims; cells and experiments
-    assert reads['study-clip025-vs-0.2-heldout'] == {'baseline', 'clip_low~0.25_clip_high~0.25'}
+    assert len(found.ids) == 102 and len(found.sources) == 27 + 6  # the statistical claims; cells and experiments
+    assert reads['study-clip025-vs-best-heldout'] == {'baseline', 'clip_low~0.1_clip_high~0.1',
+                                                      'clip_low~0.25_clip_high~0.25', 'clip_low~0.3_clip_high~0.3'}
     assert reads['study-lam09-vs-1-train'] == {'baseline', 'lam~0.9'}
     assert reads['ppo-faster-than-reinforce'] == {'baseline', 'algorithm~reinforce'}
     assert reads['ess-falls-with-k'] == {'importance_weights'} and reads['clip-cuts-kl-25x'] == {'trust_region'}
@@ -114,7 +115,7 @@ def test_the_family_reads_the_default_designs_cells_and_experiments_by_their_wor
     assert ppo['baseline'] and ppo['lam~0.9'] and not ppo['algorithm~reinforce'] and not ppo['surrogate']
     assert sum(ppo.values()) == 26
     unread = {s for s, r in zip(found.sources, found.reads.any(0)) if not r}
-    assert unread == {'kl_penalty~1', 'clip_gradients'}  # read by findings and checks only: the first look's seeds
+    assert unread == {'kl_penalty~1', 'clip_gradients', 'whiten_advantages~false'}  # read by findings and checks only
 
 
 def test_the_vectorised_ledgers_decide_as_run_ledger_does():
@@ -191,14 +192,13 @@ def test_the_table_simulates_only_the_designs_whose_every_look_can_decide_a_quar
 
 
 def test_a_pilot_prices_the_claims_its_version_4_records_hold_values_for(published_ctx, published_family):
-    """Version-4 records: the 14 literature claims on the study's cells (no version-4 runs) and the one unpaired
+    """Version-4 records: the 8 literature claims on the study's cells (no version-4 runs) and the one unpaired
     claim of two inputs without `of` (own_values cannot take its per-seed differences) draw their effects."""
     pilot = pilot_scenario(published_ctx, load_claims(chapter=published_ctx.chapter), published_family.ids, 'tinyagent')
     unpriced = {i for i, e in zip(published_family.ids, pilot.effects) if np.isnan(e)}
-    assert len(unpriced) == 15 and 'training-kl-above-big-batch' in unpriced and pilot.smallest == 0.25
+    assert len(unpriced) == 9 and 'training-kl-above-big-batch' in unpriced and pilot.smallest == 0.25
     assert {i for i in unpriced if i.startswith('study-')} == {
-        f'study-{name}-{part}' for name in ('clip025-vs-0.1', 'clip025-vs-0.2', 'clip025-vs-0.3', 'lr3e-4-vs-5e-4',
-                                            'lr3e-4-vs-1e-3', 'lr3e-4-vs-2e-3', 'whitening-little-effect')
+        f'study-{name}-{part}' for name in ('clip025-vs-best', 'lr3e-4-vs-5e-4', 'lr3e-4-vs-1e-3', 'lr3e-4-vs-2e-3')
         for part in ('train', 'heldout')}
 
 

@@ -72,6 +72,12 @@ class Selected:
     chapter: str | None = None  # the chapter's printed value, if it printed one
     exact: bool = False  # a deterministic figure: one seed is enough
     note: str = ''  # why there are no values
+    also: tuple[str, ...] = ()  # further groups its values come from (the best of several cells)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """Every group (cell or experiment) whose runs its values come from."""
+        return tuple(g for g in (self.group, *self.also) if g)
 
 
 def _by_seed(rows: pd.DataFrame) -> pd.Series:
@@ -116,7 +122,7 @@ def resolve(spec: dict, ctx: Context) -> Selected:
         note = next((f.note for f in found if f.note), '')
         best = pd.Series(dtype=float) if note else pd.concat([f.values for f in found], axis=1, join='inner').max(axis=1)
         return Selected('the best of ' + ', '.join(f.label for f in found), best, found[0].group, spec.get('value'),
-                        all(f.exact for f in found), note)
+                        all(f.exact for f in found), note, tuple(g for f in found[1:] for g in f.groups))
     if 'minus' in spec:
         head = {k: v for k, v in spec.items() if k != 'minus'}
         a, b = resolve(head, ctx), resolve({**head, **spec['minus']}, ctx)

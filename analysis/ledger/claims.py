@@ -8,6 +8,7 @@ numbers and no verdict. Deterministic checks (kind 'check') are listed apart and
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -190,8 +191,7 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
     for spec in claim['inputs']:
         found = resolve({k: v for k, v in spec.items() if k != 'abs'}, ctx)
         if spec.get('abs'):
-            found = Selected(f'|{found.label}|', found.values.abs(), found.group, found.chapter, found.exact,
-                             found.note)
+            found = replace(found, label=f'|{found.label}|', values=found.values.abs())
         out.append(found)
     return out
 
@@ -200,7 +200,7 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
              diverged: dict[str, list[int]] | None = None, **options) -> dict:
     """One claim and its resolved inputs -> its ledger row, its numbers in words."""
     diverged = diverged or {}
-    seeds = {seed for f in found if f.group in diverged for seed in diverged[f.group]}
+    seeds = {seed for f in found for group in f.groups if group in diverged for seed in diverged[group]}
     said = claim['claim'] + (f" (Its direction: claim {claim['direction']}.)" if claim.get('direction') else '')
     row = dict(id=claim['id'], part=part(claim), group=group(claim), claim=said, source=claim['source'],
                kind=claim['kind'], scale='' if claim['kind'] == 'check' else claim.get('scale', 'raw'),

@@ -152,7 +152,7 @@ def sequential_ledger(ctx: Context, plan: SeedPlan | None = None, stage: int | N
 
 def feeders(ctx: Context, claims: list[dict]) -> list[str]:
     """The run sources (trainer cells, experiments) whose seeds the claims read, sorted."""
-    return sorted({f.group for c in claims for f in samples(c, ctx) if f.group})
+    return sorted({group for c in claims for f in samples(c, ctx) for group in f.groups})
 
 
 def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = None,
