@@ -33,6 +33,12 @@ def printed(value: str) -> tuple[float, float]:
     return float(number), 0.5 * 10.0 ** number.as_tuple().exponent
 
 
+def lr_scale_of(config: dict, chapter: dict) -> float:
+    """A run's learning-rate scale: its lr over the chapter's (the defaults of chapter_values.yaml); 1 without either."""
+    defaults = chapter.get('defaults', {})
+    return config['lr'] / defaults['lr'] if 'lr' in config and 'lr' in defaults else 1.0
+
+
 @dataclass(frozen=True)
 class Context:
     """What claims and tables are evaluated on: per-run values, trainer configs, the baseline, the chapter."""
@@ -52,9 +58,8 @@ class Context:
 
     @cached_property
     def lr_scale(self) -> float:
-        """The substrate's learning-rate scale: its baseline's lr over the chapter's (1 without either)."""
-        baseline, chapter = self.configs.get(self.baseline, {}), self.chapter.get('defaults', {})
-        return baseline['lr'] / chapter['lr'] if 'lr' in baseline and 'lr' in chapter else 1.0
+        """The substrate's learning-rate scale: its baseline's (lr_scale_of)."""
+        return lr_scale_of(self.configs.get(self.baseline, {}), self.chapter)
 
     @classmethod
     def build(cls, runs: Runs, baseline: str = 'baseline', chapter: dict | None = None) -> 'Context':

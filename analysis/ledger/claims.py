@@ -19,7 +19,8 @@ from ..stats.inference import DEFAULTS, bh, bh_threshold
 from ..stats.metrics import diverged_seeds
 from ..text import describe, number, to_markdown, why_short
 from .chapter import LOADER, Context, Selected, load_chapter, resolve
-from .verdicts import CHECKS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide, validate
+from .verdicts import (CHECKS, DIRECTION, DIRECTION_VERDICTS, OPEN_AT_CUTOFF, SIZE_VERDICTS, UNTESTED, VERDICTS, clean,
+                       decide, validate)
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 FINDING = 'finding'
@@ -226,9 +227,6 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
         out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
     return out
-
-
-OPEN_AT_CUTOFF = 'neither p at its cut-off'  # verdicts.decision's reason for an open claim with a test
 
 
 def interval_decides(row: dict) -> bool:

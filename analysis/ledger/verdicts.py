@@ -181,9 +181,7 @@ def smallest_effect(claim: dict, step: int = 0) -> float:
     if 'than' in claim:  # the threshold is what the story needs
         return 0.0
     delta, scale = math.log(settings(claim)['about_factor']), claim.get('scale', 'raw')
-    printed_values = [spec.get('value') for spec in claim['inputs']]
-    a, b = (printed_values[step + 1], printed_values[step]) if claim['kind'] in ('increasing', 'decreasing') else \
-        printed_values[:2]
+    a, b = printed_step(claim, step)
     rule = delta if scale in ('log', 'logit') else raw_effect(claim, step) if b is None else \
         delta * abs(printed_number(b))
     if a is None or b is None:
@@ -191,6 +189,13 @@ def smallest_effect(claim: dict, step: int = 0) -> float:
     chapter = float(to_scale(printed_number(a), scale) - to_scale(printed_number(b), scale))
     chapter *= SIGN_OF[DIRECTION[claim['kind']]]
     return min(rule, chapter / 2) if chapter > 0 else rule
+
+
+def printed_step(claim: dict, step: int) -> tuple:
+    """The chapter's printed values (None where it printed none) of a direction's step `step`: (a, b), the step
+    comparing a against its reference b (a monotone claim's inputs step + 1 and step; else its first two)."""
+    values = [spec.get('value') for spec in claim['inputs']]
+    return (values[step + 1], values[step]) if claim['kind'] in ('increasing', 'decreasing') else tuple(values[:2])
 
 
 def noise_margin(noise: dict, z: float) -> float:
@@ -220,10 +225,8 @@ def raw_effect(claim: dict, step: int = 0) -> float:
 def raw_effect_known(claim: dict, step: int) -> bool:
     """Whether step `step` of a direction has a smallest effect on the raw scale: its printed reference or its
     metric's rule."""
-    reference = step if claim['kind'] in ('increasing', 'decreasing') else 1
-    values = [spec.get('value') for spec in claim['inputs']]
-    printed_reference = len(values) > reference and values[reference] is not None
-    return 'effect' in claim or printed_reference or claim['inputs'][step].get('metric') in claim.get('raw_effects', {})
+    return ('effect' in claim or printed_step(claim, step)[1] is not None
+            or claim['inputs'][step].get('metric') in claim.get('raw_effects', {}))
 
 
 def printed_number(value) -> float:
@@ -394,6 +397,7 @@ def on_chapter(claim: dict) -> str:
     return f'the chapter\'s {", ".join(map(str, values))} fail it within their rounding'
 
 
+OPEN_AT_CUTOFF = 'neither p at its cut-off'  # decision's reason for an open claim whose tests both ran
 EDGE = 1e-9  # a reading this close to an edge is on it: printed decimals are not exact in binary
 
 
@@ -451,7 +455,7 @@ def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tupl
         return 'against', ''  # its smallest effect is short of the claim: the test against it decides
     if row['p'] <= thresholds[0]:
         return 'for', ''
-    return 'inconclusive', (f'neither p at its cut-off: for {number(row["p"], 3)} > {number(thresholds[0], 3)}, '
+    return 'inconclusive', (f'{OPEN_AT_CUTOFF}: for {number(row["p"], 3)} > {number(thresholds[0], 3)}, '
                             f'against {number(row["p_against"], 3)} > {number(thresholds[1], 3)}')
 
 

@@ -175,9 +175,10 @@ def substrate_name(ctx: Context) -> str:
     return str(ctx.configs.get(ctx.baseline, {}).get('substrate', DEFAULT_SUBSTRATE))
 
 
-def readme(result: Analysis, runs: Runs, figures: list[str], out: Path) -> str:
-    """A results folder's README.md: the answer across substrates where the folder publishes it (across/), the
-    verdict counts and the ledger figure, the findings and the figures first; the long tables after."""
+def readme(result: Analysis, runs: Runs, figures: list[str], out: Path, where: str) -> str:
+    """A results folder's README.md: the answer across substrates where the folder publishes it (across/), where the
+    substrate stands (`where`: standing), the verdict counts and the ledger figure, the findings and the figures
+    first; the long tables after."""
     chapter = result.chapter.groupby('table', sort=False)['inside_pi'].value_counts().unstack(fill_value=0)
     chapter_rows = [dict(table=f'[{t}](tables/{t}.md)', title=spec['title'], figures=int(chapter.loc[t].sum()),
                          inside_pi=int(chapter.loc[t].get('yes', 0)), outside_pi=int(chapter.loc[t].get('no', 0)),
@@ -190,7 +191,7 @@ def readme(result: Analysis, runs: Runs, figures: list[str], out: Path) -> str:
     parts = [
         '# Results', '', *([ACROSS, '', answer, '', f'## The ledger of {substrate_name(result.ctx)}', '']
                            if answer else []),
-        '## Claims', '', *filter(None, [standing(result, out)]), '',
+        '## Claims', '', *filter(None, [where]), '',
         claims_summary(result.claims) + ' The ledger, with what each verdict means: [claims.md](claims.md).', '',
         f'![Every claim against what the chapter claims, by section](figures/{LEDGER}.svg)', '',
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
@@ -235,11 +236,12 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
     """Write the requested parts under out; the index README.md when all three are written."""
     out = Path(out)
     result = analyse(runs, **options) if set(parts) - {'records'} else None
+    where = standing(result, out) if result else ''  # claims.md and the index say it alike
     paths = []
     if 'tables' in parts:
         paths += write_tables(result, out)
     if 'claims' in parts:
-        paths.append(write_text(out / 'claims.md', claims_markdown(result.claims, standing=standing(result, out))))
+        paths.append(write_text(out / 'claims.md', claims_markdown(result.claims, standing=where)))
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
         looks = result.claims.attrs['looks']
         seeds = {row.id: looks[row.stage - 1]['seeds'] for row in result.claims.itertuples() if row.group != 'check'}
@@ -252,6 +254,6 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_ledger_figures(result.ctx, result.claims, result.looks, out)
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
-        index = readme(result, runs, figures, out) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
+        index = readme(result, runs, figures, out, where) + ('\n' + RECORDS_NOTE if 'records' in parts else '')
         paths.append(write_text(out / 'README.md', index))
     return paths

@@ -41,7 +41,7 @@ from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 from workflow.plan import seed_plan
 from workflow.state import record_rows
 
-from ..ledger.chapter import load_chapter
+from ..ledger.chapter import load_chapter, lr_scale_of
 from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 from ..records.records import load_records
@@ -320,7 +320,7 @@ def published_standing(folder: Path, design: dict) -> str:
     cells = pd.read_csv(folder / 'tables' / 'cells.csv')
     means = cells[cells['cell'] == 'baseline'].set_index('metric')['mean']
     chapter = load_chapter()
-    scale = records.configs['baseline']['lr'] / chapter['defaults']['lr']
+    scale = lr_scale_of(records.configs['baseline'], chapter)
     return (standing_words(scale, float(means['pass_train']), float(means['pass_heldout']), chapter)
             + rerun_words(scale, float(design.get('lr_scale', 1.0))))
 
