@@ -1,0 +1,138 @@
+"""Anytime-valid evidence from counts of seeds: the sign test as a bet, its confidence sequence, and e-BH.
+
+A sign test counts the seeds on one side of a value m; under its null each seed lands there with probability at most
+`share`. Its e-process is the beta-binomial mixture of likelihood ratios over the alternative p in [share, 1]
+(Howard and Ramdas 2022): E_n = int_share^1 p^k (1 - p)^(n - k) w(p) dp / (share^k (1 - share)^(n - k)) for k of n
+seeds on the side, w a Beta(a, b) density restricted to [share, 1]. Each ratio with p >= share is a supermartingale
+under any null probability <= share, so E_n is a test supermartingale: P(E_n >= c at any n) <= 1 / c (Ville), and
+its value depends on (k, n) alone, so the same records give the same evidence in whatever order their seeds arrived.
+
+For a quantile q of per-seed values x (the median: tau 1/2), the point null q = m has the e-process
+e(m) = (E_up(#x > m) + E_down(#x < m)) / 2, the bet that q lies above m (each seed above m with probability at most
+1 - tau) averaged with the bet that it lies below (at most tau); the confidence sequence at threshold c is the hull of
+{m : e(m) < c}, and the e-value of a composite null M (a half-line, a band or its outside) is inf over m in M of
+e(m): it reaches c exactly when the hull misses M. Across a family, e-BH (Wang and Ramdas 2022) rejects every e-value
+at or above m / (alpha R) for the largest R it can; its rejections keep a false discovery rate of at most alpha under
+any dependence, and intervals at that threshold (e-BY, Xu, Wang and Ramdas 2024) keep the false coverage rate of the
+selected at most alpha.
+
+Pure numpy and scipy: imports neither the ledger nor pandas' frames.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+from scipy.special import betaincc, betaln
+
+PRIOR = (1.0, 0.5)  # the mixture over the alternative: Beta(1, 1/2) on [share, 1] (results/measurements.md, "The betting
+#                     strategy")
+MAX_SEEDS = 1000  # power projections look this far; beyond it a claim reads "more than MAX_SEEDS"
+
+
+def log_e_value(count, n, share: float = 0.5, prior: tuple[float, float] = PRIOR) -> np.ndarray:
+    """log E_n of the mixture bet for `count` of n seeds on the side (arrays broadcast); 0 at n = 0."""
+    k, n = np.asarray(count, dtype=float), np.asarray(n, dtype=float)
+    a, b = prior
+    with np.errstate(divide='ignore'):
+        mixture = betaln(k + a, n - k + b) + np.log(betaincc(k + a, n - k + b, share))
+        weight = math.log(betaincc(a, b, share)) + float(betaln(a, b))
+        null = k * math.log(share) + (n - k) * math.log1p(-share)
+    return mixture - weight - null
+
+
+def e_value(count, n, share: float = 0.5, prior: tuple[float, float] = PRIOR) -> np.ndarray:
+    """E_n of the mixture bet for `count` of n seeds on the side (log_e_value's exp)."""
+    return np.exp(log_e_value(count, n, share, prior))
+
+
+@dataclass(frozen=True)
+class Quantile:
+    """The tau-quantile of per-seed values x [n] as a betting game: e(m), its confidence sequence and the e-value of a
+    composite null. tau 1/2: the median; 0.2: the value that 80% of seeds exceed."""
+    x: np.ndarray
+    tau: float = 0.5
+
+    def __post_init__(self):
+        object.__setattr__(self, 'x', np.sort(np.asarray(self.x, dtype=float)))
+
+    @property
+    def n(self) -> int:
+        return len(self.x)
+
+    def segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The real line cut where e(m) can change, per segment its left end, right end and e(m) [2u + 1]: the open
+        gaps (-inf, v1), (v1, v2), ..., (vu, inf) at even positions, the u distinct values v1 < ... < vu at odd ones."""
+        values = np.unique(self.x)
+        below_point = np.searchsorted(self.x, values, side='left')  # #x < v
+        above_point = self.n - np.searchsorted(self.x, values, side='right')  # #x > v
+        below_gap = np.concatenate([[0], self.n - above_point])  # #x < m for m in each gap
+        left, right, e = (np.empty(2 * len(values) + 1) for _ in range(3))
+        left[0::2], right[0::2] = np.concatenate([[-np.inf], values]), np.concatenate([values, [np.inf]])
+        left[1::2] = right[1::2] = values
+        e[0::2], e[1::2] = self.e(self.n - below_gap, below_gap), self.e(above_point, below_point)
+        return left, right, e
+
+    def e(self, above, below) -> np.ndarray:
+        """e(m) from #x > m and #x < m: the two one-sided bets averaged."""
+        return (e_value(above, self.n, 1 - self.tau) + e_value(below, self.n, self.tau)) / 2
+
+    def interval(self, threshold: float) -> tuple[float, float, bool, bool]:
+        """The confidence sequence at `threshold` (level 1 / threshold): (low, high, low_open, high_open), the hull
+        of {m : e(m) < threshold}; (nan, nan, False, False) when it is empty."""
+        left, right, e = self.segments()
+        inside = np.flatnonzero(e < threshold)
+        if not len(inside):
+            return math.nan, math.nan, False, False
+        first, last = inside[0], inside[-1]
+        return float(left[first]), float(right[last]), bool(first % 2 == 0), bool(last % 2 == 0)
+
+    def e_null(self, low: float = -np.inf, high: float = np.inf, outside: bool = False) -> float:
+        """The e-value against the composite null that the quantile lies in [low, high] (outside: in (-inf, low] or
+        [high, inf)): the infimum of e(m) over it, which reaches a threshold exactly when interval() misses it."""
+        left, right, e = self.segments()
+        point = left == right
+        if outside:
+            meets = np.where(point, (left <= low) | (left >= high), (left < low) | (right > high))
+        else:
+            meets = np.where(point, (left >= low) & (left <= high), (left < high) & (right > low))
+        return float(e[meets].min())
+
+
+def ebh(e_values, alpha: float) -> tuple[np.ndarray, float]:
+    """e-BH over a family (NaN: no test, outside the family's count): which e-values it rejects, and its threshold
+    m / (alpha R) for R rejections of m (m / alpha when it rejects none: the bar one more would have to clear)."""
+    e = np.asarray(e_values, dtype=float)
+    ok = ~np.isnan(e)
+    m = int(ok.sum())
+    if not m:
+        return np.zeros(e.shape, bool), math.inf
+    ranked = np.sort(e[ok])[::-1]
+    k = np.arange(1, m + 1)
+    passing = np.flatnonzero(ranked >= m / (alpha * k))
+    rejections = int(passing[-1] + 1) if len(passing) else 0
+    threshold = m / (alpha * max(rejections, 1))
+    return ok & (e >= threshold) & (rejections > 0), threshold
+
+
+def critical_counts(n: np.ndarray, threshold: float, share: float, prior: tuple[float, float] = PRIOR) -> np.ndarray:
+    """Per seed count n, the fewest seeds on the side whose one-sided e-value reaches threshold (n + 1: none)."""
+    n = np.asarray(n)
+    k = np.arange(int(n.max()) + 1)
+    reached = log_e_value(k[None, :], n[:, None], share, prior) >= math.log(threshold)  # [len(n), max n + 1]
+    reached &= k[None, :] <= n[:, None]
+    return np.where(reached.any(axis=1), reached.argmax(axis=1), n + 1)
+
+
+def seeds_for_power(p: float, threshold: float, share: float, power: float = 0.8,
+                    most: int = MAX_SEEDS) -> float:
+    """The fewest seeds at which a one-sided bet at `share` reaches `threshold` with probability `power` when each
+    seed lands on the side with probability p; NaN beyond `most` (or where p <= share)."""
+    if not p > share:
+        return math.nan
+    n = np.arange(1, most + 1)
+    chance = stats.binom.sf(critical_counts(n, threshold, share) - 1, n, p)
+    reached = np.flatnonzero(chance >= power)
+    return float(n[reached[0]]) if len(reached) else math.nan
