@@ -81,22 +81,35 @@ def factor_bound(value: float) -> str:
     return f'over {LARGEST:,}' if value > LARGEST else num(value)
 
 
-def interval(low: float, high: float, ratio: bool = False) -> str:
+def interval(low: float, high: float, ratio: bool = False, level: float = 0.95) -> str:
+    """An interval in words with its confidence: '(99.8% interval 0.1 to 0.3)'."""
     bound = factor_bound if ratio else num
-    return f'(95% CI {bound(low)} to {bound(high)})'
+    return f'({percent(level)} interval {bound(low)} to {bound(high)})'
 
 
-def change(estimate: float, low: float, high: float, scale: str) -> str:
+def percent(level: float) -> str:
+    """A confidence level as a percentage, to the digits that tell it from 100%: 0.99752 -> '99.75%'."""
+    digits = max(2, 1 - math.floor(math.log10(1 - level))) if level < 1 else 2
+    return f'{100 * level:.{digits}g}%'
+
+
+def inverse(value: float) -> float:
+    """1 / value, with 1 / 0 = inf and 1 / inf = 0 (an interval's open end)."""
+    return math.inf if value == 0 else 1 / value
+
+
+def change(estimate: float, low: float, high: float, scale: str, level: float = 0.95) -> str:
     """A difference or ratio in words by the claim's scale: 'higher by 0.1 (95% CI ...)' (raw), 'lower by a factor
     of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1,000)' (logit)."""
     if scale in ('log', 'logit'):
         up = estimate >= 1
-        size, low, high = (estimate, low, high) if up else (1 / estimate, 1 / high, 1 / low)
+        size, low, high = (estimate, low, high) if up else (inverse(estimate), inverse(high), inverse(low))
         odds = 'odds ' if scale == 'logit' else ''
-        return f'{odds}{"higher" if up else "lower"} by a factor of {factor_bound(size)} {interval(low, high, ratio=True)}'
+        return (f'{odds}{"higher" if up else "lower"} by a factor of {factor_bound(size)} '
+                f'{interval(low, high, True, level)}')
     up = estimate >= 0
     size, low, high = (estimate, low, high) if up else (-estimate, -high, -low)
-    return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high)}'
+    return f'{"higher" if up else "lower"} by {num(size)} {interval(low, high, level=level)}'
 
 
 def points(first: float, second: float) -> str:
@@ -130,7 +143,7 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
             return f'{quantity}, medians over seeds: ' + ', '.join(map(num, medians))
         ratio = claim.get('scale', 'raw') in ('log', 'logit')
         estimate = factor_bound(row['estimate']) if ratio else num(row['estimate'])
-        return (f'{quantity}, median over seeds {estimate} {interval(row["ci_low"], row["ci_high"], ratio)}: '
+        return (f'{quantity}, median over seeds {estimate} {interval(row["ci_low"], row["ci_high"], ratio, row["level"])}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
@@ -142,10 +155,10 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
     if 'than' in claim and len(values) == 2:  # a threshold on the difference: the difference against it
         than = float(claim['than'])
         return (f'{said}: difference {num(row["estimate"] + than)} '
-                f'{interval(row["ci_low"] + than, row["ci_high"] + than)}, {"above" if row["estimate"] >= 0 else "below"} '
+                f'{interval(row["ci_low"] + than, row["ci_high"] + than, level=row["level"])}, {"above" if row["estimate"] >= 0 else "below"} '
                 f'the threshold {num(than)} by {num(abs(row["estimate"]))}')
     scale = claim.get('scale', 'raw')
-    by = change(row['estimate'], row['ci_low'], row['ci_high'], scale)
+    by = change(row['estimate'], row['ci_low'], row['ci_high'], scale, row['level'])
     if claim['kind'] not in ('greater', 'less'):
         return f'{said}; the weakest step {by}'
     pair = (medians[0], claim['than']) if 'than' in claim and len(medians) == 1 else tuple(medians[:2])

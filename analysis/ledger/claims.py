@@ -15,19 +15,19 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..stats.inference import DEFAULTS, bh, bh_threshold
+from ..stats.eprocess import ebh
+from ..stats.inference import DEFAULTS
 from ..stats.metrics import diverged_seeds
 from ..text import describe, number, to_markdown, why_short
 from .chapter import LOADER, Context, Selected, load_chapter, resolve
-from .verdicts import (CHECKS, DIRECTION, DIRECTION_VERDICTS, OPEN_AT_CUTOFF, SIZE_VERDICTS, UNTESTED, VERDICTS, clean,
-                       decide, validate)
+from .verdicts import CHECKS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide, validate
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 FINDING = 'finding'
 COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
-           'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'band_low', 'band_high', 'effect', 'rationale',
-           'registered', 'rules', 'revised', 'p', 'q', 'p_against', 'q_against', 'chance', 'n_80', 'power_note', 'fragile',
-           'sensitivity', 'note']
+           'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'interval', 'level', 'band_low', 'band_high', 'effect',
+           'rationale', 'registered', 'rules', 'revised', 'e', 'e_against', 'n_80', 'seeds_group', 'power_note',
+           'fragile', 'sensitivity', 'note']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
 DIRECTION_SUFFIX = '-direction'
@@ -197,7 +197,7 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
     return out
 
 
-def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float] | None = None,
+def evaluate(claim: dict, found: list[Selected], threshold: float | None = None,
              diverged: dict[str, list[int]] | None = None, **options) -> dict:
     """One claim and its resolved inputs -> its ledger row, its numbers in words."""
     diverged = diverged or {}
@@ -214,39 +214,24 @@ def evaluate(claim: dict, found: list[Selected], thresholds: tuple[float, float]
     if len(found) == 2 and found[0].label == found[1].label and not missing:
         missing = [f'both inputs are {found[0].label} (one cell at this substrate\'s learning-rate scale)']
     if missing:
-        return dict(decide(claim, [pd.Series(dtype=float) for _ in found], thresholds, **options), **row,
+        return dict(decide(claim, [pd.Series(dtype=float) for _ in found], threshold, **options), **row,
                     note='; '.join(dict.fromkeys(missing)))
-    out = dict(decide(claim, [f.values for f in found], thresholds, **options), **row)
+    out = dict(decide(claim, [f.values for f in found], threshold, **options), **row)
     if claim['kind'] != 'check' and out['verdict'] != UNTESTED:
         out['numbers'] = describe(claim, out, [f.label for f in found], [clean(f.values).median() for f in found])
     if out['verdict'] == 'short of the claim':
         out['numbers'] += '; ' + why_short(claim, out, claim.get('high_probability', DEFAULTS['high_probability']))
-    if out['verdict'] == 'inconclusive' and out['note'].startswith(OPEN_AT_CUTOFF) and interval_decides(out):
-        out['numbers'] += ('; inconclusive all the same: this 95% interval is the claim\'s alone, and the ledger\'s '
-                           'cut-off over all its claims asks more of its p (note)')
     if row['group'] == FINDING and out['verdict'] in VERDICTS:  # an interval, no verdict
         out.update(verdict=FINDING, fragile='', note='; '.join(filter(None, [claim['finding'], out['note']])))
     return out
 
 
-def interval_decides(row: dict) -> bool:
-    """Whether a row's 95% interval lies wholly past what a verdict needs (a size's band, inside or out; a
-    direction's no effect, either way), so that a reader would take it for decided."""
-    low, high = row['ci_low'], row['ci_high']
-    if row['kind'] == 'about':
-        return high < row['band_low'] or low > row['band_high'] or row['band_low'] <= low <= high <= row['band_high']
-    null = 0.0 if row['scale'] == 'raw' else 1.0
-    return low > null or high < null
-
-
 def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
-           min_seeds: int | None = None, horizon: tuple[int, float] | None = None,
-           decided: int = 0, stopped: int = 0) -> pd.DataFrame:
-    """Every claim of the claims file decided on ctx, in file order; the p-values for and against every claim with
-    a verdict corrected together by BH at alpha (attrs['cutoff']). A sequential design's earlier looks stay in the
-    family: each of the `decided` claims as one p of 0 (its verdict) and one of 1, each of the `stopped` (futile)
-    claims as two of 1, so the family is always every claim. horizon: (seeds, level) of the design's last look, for
-    each open claim's chance of a verdict by then."""
+           min_seeds: int | None = None) -> pd.DataFrame:
+    """Every claim of the claims file decided on every seed of ctx, in file order: the e-values for and against every
+    claim with a verdict corrected together by e-BH at alpha, each test passing at the family's threshold
+    m / (alpha R) (attrs['threshold'], with m e-values and R rejections: attrs['family'], attrs['rejections']), and
+    every interval printed at it (e-BY)."""
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
@@ -254,15 +239,13 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     diverged = diverged_seeds(ctx.values)
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
-    judged = [r for r in first if r['group'] not in ('check', FINDING)]
-    earlier = [0.0] * decided + [1.0] * (decided + 2 * stopped)
-    cutoff = bh_threshold([r['p'] for r in judged] + [r['p_against'] for r in judged] + earlier, alpha)
-    rows = [evaluate(c, f, (cutoff, cutoff), diverged, horizon=horizon) for c, f in zip(entries, found)]
+    judged = [r for r in first if r['group'] not in ('check', FINDING) and r['verdict'] != UNTESTED]
+    e_values = [r['e'] for r in judged] + [r['e_against'] for r in judged]
+    rejected, threshold = ebh(e_values, alpha)
+    rows = [evaluate(c, f, threshold, diverged) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    tested = ~frame['group'].isin(['check', FINDING])
-    q = bh(pd.concat([frame.loc[tested, 'p'], frame.loc[tested, 'p_against']]))
-    frame.loc[tested, 'q'], frame.loc[tested, 'q_against'] = q[:tested.sum()], q[tested.sum():]
-    frame.attrs['cutoff'] = cutoff
+    frame.attrs.update(threshold=threshold, family=int(sum(1 for e in e_values if e == e)),
+                       rejections=int(rejected.sum()), alpha=alpha)
     return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
 
 

@@ -1,32 +1,31 @@
-"""One claim of claims.yaml decided on per-seed values: decide(claim, samples) -> the ledger row.
+"""One claim of claims.yaml decided on per-seed values: decide(claim, samples, threshold) -> the ledger row.
 
-Each statistical claim has two tests: one `for` it (p <= the ledger's threshold, its Benjamini-Hochberg cut-off) and
-one `against` it (p_against <= the threshold). For a direction, `for` is: every step's median confidently above no
-effect; `against` is: some step's median confidently below its smallest effect of interest. For a size, `for` is:
-the median confidently inside the band; `against`: confidently outside it. The verdict says what the two tests
-decided, one word for one situation (the ledger's header states them for readers):
+Each statistical claim has two tests, each an e-process over its seeds (analysis/stats/eprocess.py): one `for` it and
+one `against` it, passing when its e-value reaches the ledger's threshold (its e-BH threshold). For a direction, `for`
+bets that every step's median lies above no effect, `against` that some step's median lies below its smallest effect
+of interest; for a size, `for` bets that the median lies inside the band, `against` that it lies outside. The verdict
+says what the two tests decided, one word for one situation (the ledger's header states them for readers):
   direction  reproduced          for, and not against: confidently the chapter's way, and not confidently smaller
                                  than its smallest effect
              short of the claim  against, not reversed (whatever the test for it says): confidently smaller than the
                                  smallest effect, or less often than the claim's share of seeds
-             reversed            against, and confidently the other way: a step's 95% interval wholly past no effect
-                                 (two unpaired inputs: the rank-sum test the other way at 2.5%)
+             reversed            against, and its printed interval wholly past no effect
              inconclusive        neither, or fewer seeds than min_seeds
   size       inside (for) / outside (against), or inconclusive
   untested   an input has no values
 Deterministic checks (kind 'check') are not claims: they pass or fail.
 
-Every test is exact whatever the seeds' distribution (no normal tails): it counts the seeds on one side of a value
-(scipy's binomial; Mann-Whitney's exact distribution for two unpaired inputs), so its level holds at every look for
-skewed and heavy-tailed metrics. The quantity is the median per-seed value (or difference) on the claim's scale, the
-typical seed. Kinds: greater / less (input 0 against input 1, or against `than`), increasing / decreasing (every
-consecutive step; p is the largest step p, an intersection-union test; against it, Bonferroni over the steps),
-about (the median lies in a band around `about`), check. Scales: raw; log (ratios become differences of logs);
-logit (rates). The scale sets the band's shape and the smallest effect; a sign is the same on every scale.
+Every test bets on the seeds' sides of a value (the sign test's data), so it is valid whatever the seeds'
+distribution, at every number of seeds and every look. The quantity is the median per-seed value (or difference) on
+the claim's scale, the typical seed; its printed interval is the confidence sequence at the same threshold, so a test
+passes exactly when the interval lies past its null. Kinds: greater / less (input 0 against input 1, or against
+`than`; two inputs of different experiments are matched by seed number), increasing / decreasing (every consecutive
+step: for it the weakest step, against it any step, each over the number of steps), about (the median lies in a band
+around `about`), check. Scales: raw; log (ratios become differences of logs); logit (rates). The scale sets the band's
+shape and the smallest effect; a sign is the same on every scale.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -36,7 +35,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
-from ..stats.inference import DEFAULTS, exceed_p, median_interval, quiet, sign_seeds
+from ..stats.eprocess import MAX_SEEDS, Quantile, seeds_for_power
+from ..stats.inference import DEFAULTS
 from ..text import number
 from .chapter import printed
 
@@ -49,8 +49,6 @@ AGAINST = ('reversed', 'short of the claim', 'outside')  # the decision `against
 DECIDED = SUPPORTED + AGAINST
 VERDICTS = DECIDED + ('inconclusive',)
 UNTESTED = 'untested'
-REVERSED_LEVEL = 0.025  # "confidently the other way": one side of a 95% interval
-EXACT_SEEDS = 60  # the rank-sum test's exact distribution up to this many seeds an input (the designs' max is 40)
 CHECKS = ('pass', 'fail')
 DIRECTION = {'greater': 'greater', 'less': 'less', 'increasing': 'greater', 'decreasing': 'less'}
 REVERSE = {'greater': 'less', 'less': 'greater'}
@@ -130,44 +128,6 @@ def paired_frame(samples: list[pd.Series]) -> pd.DataFrame:
 
 
 # --- exact tests on counts of seeds ------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def count_p(count: int, n: int, share: float) -> float:
-    """Count(count, n, share).p, computed once per arguments (a ledger's simulations ask for few distinct ones)."""
-    return float(exceed_p(count, n, share))
-
-
-@functools.lru_cache(maxsize=None)
-def count_chance(count: int, n: int, share: float, seeds: int, level: float) -> float:
-    """Count(count, n, share).chance(seeds, level), computed once per arguments."""
-    if seeds <= n:
-        return float(count_p(count, n, share) <= level)
-    more = np.arange(seeds - n + 1)
-    passes = exceed_p(count + more, seeds, share) <= level
-    return float(stats.binom.pmf(more, seeds - n, count / n)[passes].sum())
-
-
-@dataclass(frozen=True)
-class Count:
-    """One exact binomial test: `count` of n seeds lie on the side a verdict needs, each with probability `share`
-    under the null (1/2: the median lies on the null's value)."""
-    count: int
-    n: int
-    share: float = 0.5
-
-    @property
-    def p(self) -> float:
-        return count_p(self.count, self.n, self.share)
-
-    def chance(self, seeds: int, level: float) -> float:
-        """P(the test passes at `seeds` seeds, at level) when the further seeds succeed at the observed rate."""
-        return count_chance(self.count, self.n, self.share, seeds, level)
-
-    def seeds(self, level: float, power: float) -> tuple[float, float, float]:
-        """Seeds a fixed design needs for `power` at the observed share, and at the ends of its 95% CI."""
-        ci = stats.binomtest(self.count, self.n).proportion_ci(0.95)
-        return tuple(sign_seeds(share, level, power, self.share) for share in (self.count / self.n, ci.high, ci.low))
-
 
 def smallest_effect(claim: dict, step: int = 0) -> float:
     """The pre-registered smallest effect of step `step` on the claim's scale, in the claim's direction: `effect`
@@ -255,73 +215,68 @@ def differences(claim: dict, a: pd.Series, b: pd.Series | float) -> np.ndarray:
     return d * SIGN_OF[DIRECTION[claim['kind']]]
 
 
-def rank_sum(x: np.ndarray, y: np.ndarray, alternative: str) -> tuple[float, bool]:
-    """Mann-Whitney's one-sided p for x against y, and whether it is exact: its exact distribution where the pooled
-    values have no ties and neither input has more than EXACT_SEEDS values (every design's sizes), else the normal
-    approximation with the ties' correction."""
-    exact = len(np.unique(np.concatenate([x, y]))) == len(x) + len(y) and max(len(x), len(y)) <= EXACT_SEEDS
-    method = 'exact' if exact else 'asymptotic'
-    return float(stats.mannwhitneyu(x, y, alternative=alternative, method=method).pvalue), exact
-
-
-@quiet()
-def unpaired(claim: dict, a: pd.Series, b: pd.Series, effect: float) -> dict:
-    """p and p_against for two unpaired inputs by Mann-Whitney, for the claim's direction and against the smallest
-    effect (b shifted by it); reversed: confidently the other way (the test the other way at REVERSED_LEVEL)."""
-    scale, sign = claim.get('scale', 'raw'), SIGN_OF[DIRECTION[claim['kind']]]
-    x, y = sign * on_scale(a.to_numpy(), scale), sign * on_scale(b.to_numpy(), scale)
-    (p, exact), (p_against, _), (p_other_way, _) = (rank_sum(x, y, 'greater'), rank_sum(x, y + effect, 'less'),
-                                                     rank_sum(x, y, 'less'))
-    return dict(p=p, p_against=p_against, reversed=p_other_way <= REVERSED_LEVEL,
-                test='rank-sum' if exact else 'rank-sum (normal approximation)')
-
-
 def is_unpaired(claim: dict) -> bool:
-    """Whether a directional claim compares two inputs without pairing them by seed (a rank-sum test)."""
+    """Whether a directional claim compares two inputs that do not share a seed's state (runs of different
+    experiments): its seeds are matched by number, independent pairs."""
     return len(claim['inputs']) == 2 and 'than' not in claim and not claim.get('paired')
 
 
-@quiet()
-def smallest_p(claim: dict, n: int) -> float:
-    """The smallest p-value the claim's test reaches with n seeds, every seed on the claim's side: a look whose
-    level is below it cannot decide the claim. NaN for a check (not a test)."""
-    if claim['kind'] == 'check':
-        return NAN
-    if claim['kind'] != 'about' and is_unpaired(claim):
-        return rank_sum(np.arange(n) + n, np.arange(n), 'greater')[0]
-    share = settings(claim)['high_probability'] if claim.get('with_high_probability') else 0.5
-    return float(exceed_p(n, n, share if claim['kind'] != 'about' else 0.5))
+def quantile_of(claim: dict) -> float:
+    """The per-seed quantile a claim is about: the median; for "with high probability", the value that a share
+    high_probability of seeds exceed (tau = 1 - high_probability)."""
+    return 1 - settings(claim)['high_probability'] if claim.get('with_high_probability') else 0.5
+
+
+@dataclass(frozen=True)
+class Bet:
+    """One quantity of a claim as a betting game (eprocess.Quantile on its per-seed values, on the claim's scale; a
+    direction's in its direction) with the nulls its two tests bet against, each (low, high, outside): the test for
+    the claim against the quantity in [low, high] (outside: beyond it), the test against the claim likewise."""
+    game: Quantile
+    null_for: tuple[float, float, bool]
+    null_against: tuple[float, float, bool]
+    effect: float = NAN
+
+    @property
+    def e_for(self) -> float:
+        return self.game.e_null(*self.null_for)
+
+    @property
+    def e_against(self) -> float:
+        return self.game.e_null(*self.null_against)
+
+    def tests(self) -> dict[str, tuple[str, list[tuple[int, float]]]]:
+        """Per route (for, against) the one-sided counts that decide it, as (needs 'all' or 'any', [(seeds on the
+        side, the null's share)]): what a projection of seeds to a verdict reads."""
+        x, tau = self.game.x, self.game.tau
+        (low_f, high_f, _), (low_a, high_a, _) = self.null_for, self.null_against
+        if self.null_for[2]:  # a size: inside needs both edges, outside either
+            return dict(to_for=('all', [(int((x > low_f).sum()), 0.5), (int((x < high_f).sum()), 0.5)]),
+                        to_against=('any', [(int((x < low_a).sum()), 0.5), (int((x > high_a).sum()), 0.5)]))
+        return dict(to_for=('all', [(int((x > high_f).sum()), 1 - tau)]),
+                    to_against=('any', [(int((x < low_a).sum()), tau)]))
 
 
 def directional(claim: dict, samples: list[pd.Series]) -> dict:
-    """greater / less / increasing / decreasing on the median per-seed difference (the sign test: every step must
-    hold, p is the largest step p); against it: some step confidently below its smallest effect (Bonferroni over
-    the steps). "With high probability": the share of seeds in the claim's direction above high_probability."""
-    rules = settings(claim)
-    share = rules['high_probability'] if claim.get('with_high_probability') else 0.5
-    pairs, natural = steps(claim, samples), {'raw': 'raw', 'log': 'log', 'logit': 'log'}[claim.get('scale', 'raw')]
-    supports, against, estimates, n, other_way = [], [], [], [], []
-    if len(samples) == 2 and is_unpaired(claim):
-        return dict(n=min(len(samples[0]), len(samples[1])), **unpaired(claim, *pairs[0], smallest_effect(claim)))
+    """greater / less / increasing / decreasing: per step, the quantile of the per-seed differences (the median;
+    "with high probability": the value a share high_probability of seeds exceed) bet above no effect (for) and
+    below the step's smallest effect (against). Every step must hold for it, any one against it: over K steps the
+    e-value for is the smallest step's over K and the e-value against the largest step's over K (Bonferroni for
+    e-values), so that each step's interval is read at K times the ledger's threshold."""
+    tau, pairs = quantile_of(claim), steps(claim, samples)
+    bets = []
     for i, (a, b) in enumerate(pairs):
         d = differences(claim, a, b)
+        if not len(d):
+            return dict(n=0, e=NAN, e_against=NAN)
         effect = smallest_effect(claim, i)
-        supports.append(Count(int((d > 0).sum()), len(d), share))
-        against.append(Count(int((d < effect).sum()), len(d), 1 - share))
-        estimates.append(median_interval(d * SIGN_OF[DIRECTION[claim['kind']]]) if len(d) else (NAN,) * 3)
-        other_way.append(bool(len(d)) and median_interval(d)[2] < 0)  # the 95% interval wholly past no effect
-        n.append(len(d))
-    if min(n) == 0:
-        return dict(n=0, p=NAN, p_against=NAN)
-    # the weakest step: the largest p; among steps with equal p (every seed on its side), the smallest effect
-    worst = max(range(len(pairs)), key=lambda i: (supports[i].p, -estimates[i][0]))
-    estimate = [float(from_scale(v, natural)) for v in estimates[worst]]
-    return dict(n=min(n), p=supports[worst].p, p_against=min(1.0, len(against) * min(c.p for c in against)),
-                reversed=any(other_way), share=min(c.count / c.n for c in supports), estimate=estimate[0],
-                ci_low=estimate[1], ci_high=estimate[2],
-                supports=supports, against=against,
-                effect=float(from_scale(smallest_effect(claim, worst), natural)),
-                test='sign' if share == 0.5 else f'sign (share {number(share)})')
+        bets.append(Bet(Quantile(d, tau), (-math.inf, 0.0, False), (effect, math.inf, False), effect))
+    k = len(bets)
+    share = min(float((bet.game.x > 0).mean()) for bet in bets)
+    test = 'sign' if tau == 0.5 else f'sign (share {number(1 - tau)})'
+    return dict(n=min(bet.game.n for bet in bets), e=min(bet.e_for for bet in bets) / k,
+                e_against=max(bet.e_against for bet in bets) / k, share=share, bets=bets,
+                test=test + (', seed-matched pairs of independent runs' if is_unpaired(claim) else ''))
 
 
 # --- about X --------------------------------------------------------------------------------------------------
@@ -360,23 +315,18 @@ def per_seed(claim: dict, samples: list[pd.Series]) -> pd.Series:
 
 
 def about(claim: dict, samples: list[pd.Series]) -> dict:
-    """The median on the claim's scale against the band: for the claim when it is confidently inside (both sign
-    tests: more seeds above the low edge, more below the high edge: p the larger), against it when confidently
-    outside (the smaller of the two outside p, doubled); the 95% CI of the median from order statistics."""
+    """The median on the claim's scale against the band: bet inside it (for: against the null that the median lies
+    outside, on an edge included) and outside it (against: against the null that it lies in the band)."""
     scale = claim.get('scale', 'raw')
     values = clean(per_seed(claim, samples))  # a ratio of two values can be infinite
     x = on_scale(values.to_numpy(), scale)
     low, high = band(claim)
-    limits = to_scale(low, scale), to_scale(high, scale)
-    n = len(x)
-    out = dict(n=n, band_low=low, band_high=high, test='median interval')
-    if n < 2:
-        return dict(out, p=NAN, p_against=NAN)
-    supports = [Count(int((x > limits[0]).sum()), n), Count(int((x < limits[1]).sum()), n)]
-    against = [Count(int((x < limits[0]).sum()), n), Count(int((x > limits[1]).sum()), n)]
-    median, ci_low, ci_high = (float(from_scale(v, scale)) for v in median_interval(x))
-    return dict(out, p=max(c.p for c in supports), p_against=min(1.0, 2 * min(c.p for c in against)),
-                estimate=median, ci_low=ci_low, ci_high=ci_high, supports=supports, against=against)
+    limits = float(to_scale(low, scale)), float(to_scale(high, scale))
+    out = dict(n=len(x), band_low=low, band_high=high, test='median in a band')
+    if len(x) < 2:
+        return dict(out, e=NAN, e_against=NAN)
+    bet = Bet(Quantile(x), (*limits, True), (*limits, False))
+    return dict(out, e=bet.e_for, e_against=bet.e_against, bets=[bet])
 
 
 # --- the chapter's own numbers -------------------------------------------------------------------------------
@@ -397,7 +347,7 @@ def on_chapter(claim: dict) -> str:
     return f'the chapter\'s {", ".join(map(str, values))} fail it within their rounding'
 
 
-OPEN_AT_CUTOFF = 'neither p at its cut-off'  # decision's reason for an open claim whose tests both ran
+OPEN_AT_THRESHOLD = 'neither e-value at the threshold'  # decision's reason for an open claim whose tests both ran
 EDGE = 1e-9  # a reading this close to an edge is on it: printed decimals are not exact in binary
 
 
@@ -434,29 +384,55 @@ def check(claim: dict, samples: list[pd.Series]) -> dict:
 # --- the verdict ----------------------------------------------------------------------------------------------
 
 def evidence(claim: dict, samples: list[pd.Series]) -> dict:
-    """The numbers behind a statistical claim (samples cleaned): p, p_against, estimate with CI, band, and the
-    exact tests behind them (supports, against)."""
+    """The evidence of a statistical claim (samples cleaned): n, its e-values for and against (e, e_against) and
+    its bets (Bet), whose intervals reading() takes at the ledger's threshold."""
     try:
         return about(claim, samples) if claim['kind'] == 'about' else directional(claim, samples)
     except ArithmeticError as error:  # e.g. the log of a non-positive value
-        return dict(n=min(len(s) for s in samples), p=NAN, p_against=NAN, note=str(error))
+        return dict(n=min(len(s) for s in samples), e=NAN, e_against=NAN, note=str(error))
 
 
-def decision(row: dict, thresholds: tuple[float, float], min_seeds: int) -> tuple[str, str]:
-    """for / against / inconclusive from p, p_against and the thresholds: against where the test against the claim
-    passes (whatever the test for it says), for where only the test for it passes; with the reason (an interval
-    wholly past a band or an edge is one claim's 95%: the family's cut-off can still leave the claim open, and the
-    reason says by which p)."""
+def decision(row: dict, threshold: float, min_seeds: int) -> tuple[str, str]:
+    """for / against / inconclusive from the e-values and the threshold: against where the e-value against the
+    claim reaches it (whatever the one for it does), for where only the one for it does; with the reason."""
     if row['n'] < min_seeds:
         return 'inconclusive', f'n={row["n"]} < {min_seeds} seeds'
-    if not math.isfinite(row.get('p', NAN)):
+    if not math.isfinite(row.get('e', NAN)):
         return 'inconclusive', '' if row.get('note') else 'no test: too few values'
-    if row['p_against'] <= thresholds[1]:  # a direction confidently the chapter's way and confidently smaller than
-        return 'against', ''  # its smallest effect is short of the claim: the test against it decides
-    if row['p'] <= thresholds[0]:
+    if row['e_against'] >= threshold:  # a direction confidently the chapter's way and confidently smaller than its
+        return 'against', ''  # smallest effect is short of the claim: the test against it decides
+    if row['e'] >= threshold:
         return 'for', ''
-    return 'inconclusive', (f'{OPEN_AT_CUTOFF}: for {number(row["p"], 3)} > {number(thresholds[0], 3)}, '
-                            f'against {number(row["p_against"], 3)} > {number(thresholds[1], 3)}')
+    return 'inconclusive', (f'{OPEN_AT_THRESHOLD} {number(threshold, 3)}: for {number(row["e"], 3)}, '
+                            f'against {number(row["e_against"], 3)}')
+
+
+def past(interval: tuple[float, float, bool, bool], value: float, side: str) -> bool:
+    """Whether an interval (low, high, low_open, high_open) lies wholly above (side 'above') or below a value."""
+    low, high, low_open, high_open = interval
+    return low > value or low == value and low_open if side == 'above' else high < value or high == value and high_open
+
+
+def reading(claim: dict, found: dict, threshold: float, against: bool) -> dict:
+    """The printed interval at the ledger's threshold, in natural units (ci_low, ci_high and `interval` with its
+    brackets), the estimate, the smallest effect, and `reversed` (decided against with the interval wholly past no
+    effect). A direction of K steps prints one step at K times the threshold (its e-values are over K): the step
+    against the claim where the claim is decided against, else the weakest step for it."""
+    bets = found['bets']
+    chosen = max(bets, key=lambda b: b.e_against) if against else min(bets, key=lambda b: b.e_for)
+    low, high, low_open, high_open = chosen.game.interval(threshold * len(bets))
+    estimate = float(np.quantile(chosen.game.x, chosen.game.tau))
+    scale = claim.get('scale', 'raw')
+    out = dict(reversed=False)
+    if claim['kind'] != 'about':
+        out['reversed'] = against and past((low, high, low_open, high_open), 0.0, 'below')
+        out['effect'] = float(from_scale(chosen.effect, {'raw': 'raw', 'log': 'log', 'logit': 'log'}[scale]))
+        scale = {'raw': 'raw', 'log': 'log', 'logit': 'log'}[scale]  # a difference of logits: an odds ratio
+        if SIGN_OF[DIRECTION[claim['kind']]] < 0:  # back from the claim's direction
+            low, high, low_open, high_open, estimate = -high, -low, high_open, low_open, -estimate
+    low, high, estimate = (float(from_scale(v, scale)) for v in (low, high, estimate))
+    return dict(out, estimate=estimate, ci_low=low, ci_high=high, level=1 - 1 / (threshold * len(bets)),
+                interval=f'{"(" if low_open else "["}{number(low)}, {number(high)}{")" if high_open else "]"}')
 
 
 def verdict_word(claim: dict, decided: str, reversed_: bool) -> str:
@@ -469,25 +445,37 @@ def verdict_word(claim: dict, decided: str, reversed_: bool) -> str:
     return 'reproduced' if decided == 'for' else 'reversed' if reversed_ else 'short of the claim'
 
 
-def outlook(found: dict, horizon: int, level: float, power: float) -> dict:
-    """At the observed shares of seeds: the chance of a verdict by `horizon` seeds at `level` (for the claim
-    needs every support, against it any one test against at its Bonferroni share), and the seeds a fixed design needs
-    for `power` on the likelier route, with the ends of its 95% CI."""
-    if not found.get('supports'):
-        return dict(chance=NAN, n_80=NAN, power_note='')
-    against = level / len(found['against'])
-    chances = {'for': min(c.chance(horizon, level) for c in found['supports']),
-               'against': max(c.chance(horizon, against) for c in found['against'])}
-    route = max(chances, key=chances.get)
-    tests = found['supports'] if route == 'for' else found['against']
-    weakest = min(tests, key=lambda c: c.count / c.n) if route == 'for' else \
-        max(tests, key=lambda c: c.count / c.n)
-    seeds = weakest.seeds(level if route == 'for' else against, power)
-    text = ', '.join('>10000' if math.isnan(v) else str(int(v)) for v in seeds[1:])
-    return dict(chance=max(chances.values()), n_80=seeds[0],
-                power_note=f'{route} the claim: a share {number(weakest.count / weakest.n)} of seeds on its side, {text} seeds '
-                           'at '
-                           'the ends of its 95% CI')
+SEEDS_GROUPS = ((20, 'at most 20'), (40, 'at most 40'), (100, 'at most 100'))
+
+
+def seeds_group(seeds: float) -> str:
+    """A projection of seeds in the groups the ledger counts: at most 20, 40, 100 seeds, or more."""
+    return next((name for most, name in SEEDS_GROUPS if seeds <= most), 'more than 100')
+
+
+def outlook(found: dict, threshold: float, power: float) -> dict:
+    """The seeds at which the claim reaches a verdict with probability `power` if further seeds land as its seeds
+    so far did, at the ledger's threshold: per route (for it: every count; against it: any one), each one-sided bet
+    at twice the threshold times the claim's steps (its e-value averages two bets), the likelier route; with the
+    seeds at the ends of the binding count's 95% interval (Clopper-Pearson)."""
+    bets, n = found['bets'], found['n']
+    bar = 2 * threshold * len(bets)
+    routes = {}
+    for route in ('to_for', 'to_against'):
+        needs = [bet.tests()[route] for bet in bets]
+        counts = [c for _, tests in needs for c in tests]
+        seeds = [seeds_for_power(count / n, bar, share, power) for count, share in counts]
+        order = np.argsort(np.nan_to_num(seeds, nan=np.inf), kind='stable')
+        binding = order[-1] if route == 'to_for' else order[0]  # for: every count; against: any one
+        routes[route] = (seeds[binding], counts[binding])
+    route = min(routes, key=lambda r: np.nan_to_num(routes[r][0], nan=np.inf))
+    seeds, (count, share) = routes[route]
+    ends = stats.binomtest(count, n).proportion_ci(0.95)
+    ends = [seeds_for_power(p, bar, share, power) for p in (ends.high, ends.low)]
+    text = ', '.join(f'>{MAX_SEEDS}' if math.isnan(v) else str(int(v)) for v in ends)
+    return dict(n_80=seeds, seeds_group=seeds_group(seeds if math.isfinite(seeds) else math.inf),
+                power_note=f'{route.replace("to_", "")} the claim: {count} of {n} seeds on its side, {text} seeds at '
+                           'the ends of its 95% interval')
 
 
 def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:
@@ -515,42 +503,43 @@ def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:
     return out
 
 
-def decide(claim: dict, samples: list[pd.Series], thresholds: tuple[float, float] | None = None,
-           sensitivity: bool = True, power: bool = True, horizon: tuple[int, float] | None = None) -> dict:
+def decide(claim: dict, samples: list[pd.Series], threshold: float | None = None, sensitivity: bool = True,
+           power: bool = True) -> dict:
     """One claim (an entry of load_claims()['claims']) on per-seed samples (Series by seed, one per input).
 
-    thresholds: the p cut-offs (support, against); the ledger passes its Benjamini-Hochberg cut-offs, the default
-    is the claim's alpha (one claim alone). horizon: (seeds, level) of a design's last look, for the chance of a
-    verdict by then (default: alpha at the seeds there are). Returns the ledger row: verdict, n, estimate, ci_low,
-    ci_high, band_low, band_high, p, p_against, chance, n_80, power_note, numbers, test, fragile,
-    sensitivity, note.
+    threshold: the e-value a test must reach; the ledger passes its e-BH threshold, the default is 1 / alpha (one
+    claim alone). Returns the ledger row: verdict, n, estimate, ci_low, ci_high, interval (at the threshold),
+    band_low, band_high, e, e_against, n_80, seeds_group, power_note, numbers, test, fragile, sensitivity, note.
     """
     validate(claim, samples)
     rules = settings(claim)
-    thresholds = thresholds or (rules['alpha'], rules['alpha'])
+    threshold = threshold or 1 / rules['alpha']
     samples = [clean(s) for s in samples]
     empty = [i for i, s in enumerate(samples) if s.empty]
-    base = dict(verdict=UNTESTED, n=0, reversed=False, share=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, band_low=NAN, band_high=NAN, p=NAN,
-                p_against=NAN, chance=NAN, n_80=NAN, power_note='', numbers='', test='',
-                fragile='', sensitivity='', note='')
+    base = dict(verdict=UNTESTED, n=0, reversed=False, share=NAN, estimate=NAN, ci_low=NAN, ci_high=NAN, interval='',
+                level=NAN, band_low=NAN, band_high=NAN, effect=NAN, e=NAN, e_against=NAN, n_80=NAN, seeds_group='',
+                power_note='', numbers='', test='', fragile='', sensitivity='', note='')
     if empty:
         return dict(base, note='no values for input ' + ', '.join(map(str, empty)))
     if claim['kind'] == 'check':
         return dict(base, **check(claim, samples))
     found = evidence(claim, samples)
-    row = dict(base, **{k: v for k, v in found.items() if k not in ('supports', 'against')})
-    decided, reason = decision(row, thresholds, rules['min_seeds'])
+    row = dict(base, **{k: v for k, v in found.items() if k != 'bets'})
+    decided, reason = decision(row, threshold, rules['min_seeds'])
+    if found.get('bets'):
+        row.update(reading(claim, found, threshold, decided == 'against'))
     row['verdict'] = verdict_word(claim, decided, row['reversed'])
     row['note'] = '; '.join(filter(None, [row['note'], reason]))
-    if power and row['n'] >= rules['min_seeds']:  # fewer seeds show no effect to project
-        seeds, level = horizon or (row['n'], rules['alpha'])
-        row.update(outlook(found, seeds, level, rules['power']))
+    if power and row['n'] >= rules['min_seeds'] and decided == 'inconclusive' and found.get('bets'):
+        row.update(outlook(found, threshold, rules['power']))
     if sensitivity:
         flips, changed = {}, []
         for name, variant in variants(claim, samples).items():
             other = evidence(variant, samples)
-            other_decision = decision(dict(other, note=other.get('note', '')), thresholds, rules['min_seeds'])[0]
-            flips[name] = verdict_word(variant, other_decision, other.get('reversed', False))
+            other_decision = decision(dict(other, note=other.get('note', '')), threshold, rules['min_seeds'])[0]
+            against = other_decision == 'against' and bool(other.get('bets'))
+            other_reversed = against and reading(variant, other, threshold, True)['reversed']
+            flips[name] = verdict_word(variant, other_decision, other_reversed)
             changed += [f'{name}: {flips[name]}'] if other_decision != decided else []
         row['sensitivity'] = '; '.join(f'{k}: {v}' for k, v in flips.items())
         row['fragile'] = 'fragile (' + '; '.join(changed) + ')' if changed else ''

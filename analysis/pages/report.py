@@ -15,19 +15,18 @@ from agentrl.files import write_text
 from agentrl.numerics import NUMERICS_VERSION, VERSIONS
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE
 from workflow.design import PUBLISHED_DESIGNS, REPO, load_design
-from workflow.plan import seed_plan
 
 from ..ledger.chapter import Context, chapter_tables
-from ..ledger.claims import (DIRECTION_SUFFIX, claim_inputs, load_claims, looks_table, markdown as claims_markdown,
+from ..ledger.claims import (DIRECTION_SUFFIX, claim_inputs, ledger, load_claims, markdown as claims_markdown,
                              summary as claims_summary)
-from ..ledger.sequential import sequential_ledger
+from ..ledger.sequence import sequences
 from ..ledger.verdicts import UNTESTED
 from ..records.load import Runs
 from ..records.records import write_records
 from ..stats.compare import compare
 from ..stats.inference import summarize
 from ..stats.metrics import EPOCH, RANGES, TRAIN, diverged_seeds
-from ..text import number, rerun_words, standing_words, to_markdown
+from ..text import number, percent, rerun_words, standing_words, to_markdown
 from .figures import write_figures
 from .ledger_figure import FOLDER, LEDGER, write_ledger_figures
 from .substrates import published_answer
@@ -67,14 +66,12 @@ class Analysis:
     comparisons: pd.DataFrame
     chapter: pd.DataFrame
     claims: pd.DataFrame
-    looks: pd.DataFrame  # each statistical claim's row at every look that looked at it (columns stage, seeds)
+    sequences: pd.DataFrame  # each statistical claim's row on its first n seeds, n = min_seeds.. (sequence.py)
 
 
 def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int = 0, alpha: float | None = None,
-            min_seeds: int | None = None, seeds: list[int] | dict | None = None, stage: int | None = None) -> Analysis:
-    """Summaries, comparisons, chapter tables and the ledger for the runs read; seeds and stage: the design's seeds
-    (its `seeds` value: a sequential design's {initial, step, max}) and the looks done, its stages 1 to `stage`
-    (None: one look at all seeds)."""
+            min_seeds: int | None = None) -> Analysis:
+    """Summaries, comparisons, chapter tables and the ledger (every seed the runs hold) for the runs read."""
     ctx = Context.build(runs, baseline)
     values = ctx.values
     train = values[values['table'] == TRAIN]
@@ -93,11 +90,9 @@ def analyse(runs: Runs, baseline: str = 'baseline', method: str = 't', seed: int
                  .agg(seeds='count', seed_list=lambda s: ' '.join(map(str, sorted(s)))).reset_index())
     inventory['baseline'] = (inventory['name'] == ctx.baseline).map({True: 'yes', False: ''})
     comparisons = compare(values, ctx.configs, ctx.baseline, runs.tables.get('iterations'))
-    history = []
-    plan = seed_plan({'seeds': seeds}) if seeds is not None else None
-    claims = sequential_ledger(ctx, plan, stage, alpha=alpha, min_seeds=min_seeds, history=history)
+    claims = ledger(ctx, alpha=alpha, min_seeds=min_seeds)
     return Analysis(ctx, inventory, cells, epochs, experiments, comparisons, chapter_tables(ctx, method, seed), claims,
-                    pd.concat(history, ignore_index=True))
+                    sequences(ctx, claims.attrs['threshold']))
 
 
 def write_tables(result: Analysis, out: Path) -> list[Path]:
@@ -136,14 +131,15 @@ def findings(claims: pd.DataFrame) -> list[str]:
     return lines
 
 
-def looks_lines(claims: pd.DataFrame) -> list[str]:
-    """The ledger's looks: a fixed design in one sentence, a sequential one as a table (looks_table)."""
-    looks = claims.attrs['looks']
-    if len(looks) == 1 and looks[0]['seeds'] == claims.attrs['max_seeds']:
-        return [f"One look at {looks[0]['seeds']} seeds (a fixed design): {looks[0]['decided']} claims decided.", '']
-    return [f"Seeds in stages, up to {claims.attrs['max_seeds']}: each stage's look decided the claims it could "
-            'and stopped the futile ones ([claims.md](claims.md), "Seeds in stages").', '',
-            to_markdown(looks_table(claims))]
+def evidence_lines(claims: pd.DataFrame) -> list[str]:
+    """The ledger's family in one paragraph: its e-values, the tests e-BH passed, the threshold and the level of every
+    printed interval."""
+    attrs = claims.attrs
+    return [f"Every seed in the records counts. e-BH at {number(attrs['alpha'])} over the {attrs['family']} e-values "
+            f"(each claim's for and against) passed {attrs['rejections']} tests: a test passes at an e-value of "
+            f"{number(attrs['threshold'])}, and every interval is printed at that threshold "
+            f"({percent(1 - 1 / attrs['threshold'])}; a claim of K steps, each step's at K times it) "
+            '([claims.md](claims.md), "The promise").', '']
 
 
 def numerics_line(runs: Runs) -> str:
@@ -197,7 +193,7 @@ def readme(result: Analysis, runs: Runs, figures: list[str], out: Path, where: s
         f'One figure per claim, its seeds and its decision look by look: [{FOLDER}/]({FOLDER}/) (`<id>.svg`; each '
         'finding below links its own).', '',
         '## Headline findings', '', *findings(result.claims), '',
-        '## Stages', '', *looks_lines(result.claims),
+        '## The evidence', '', *evidence_lines(result.claims),
         '## Figures', '',
         'Written by `python -m analysis aggregate`. Every figure is a mean over seeds with a 95% confidence '
         'interval of the mean (a rate\'s kept in [0, 1]). The chapter printed one seed: whether its value lies in our '
@@ -243,15 +239,13 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
     if 'claims' in parts:
         paths.append(write_text(out / 'claims.md', claims_markdown(result.claims, standing=where)))
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
-        looks = result.claims.attrs['looks']
-        seeds = {row.id: looks[row.stage - 1]['seeds'] for row in result.claims.itertuples() if row.group != 'check'}
-        paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx, seeds=seeds))))
-        paths.append(write_text(out / 'tables' / 'looks.csv', exact_csv(looks_table(result.claims))))
+        paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx))))
+        paths.append(write_text(out / 'tables' / 'sequences.csv', exact_csv(result.sequences)))
     if 'records' in parts:
         paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:
         paths += write_figures(result.ctx, runs, result.comparisons, out / 'figures')
-        paths += write_ledger_figures(result.ctx, result.claims, result.looks, out)
+        paths += write_ledger_figures(result.ctx, result.claims, result.sequences, out)
     if set(parts) >= {'tables', 'figures', 'claims'}:
         figures = sorted(dict.fromkeys(p.stem for p in paths if p.parent == out / 'figures'))
         index = readme(result, runs, figures, out, where) + ('\n' + RECORDS_NOTE if 'records' in parts else '')

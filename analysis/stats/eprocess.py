@@ -20,6 +20,7 @@ Pure numpy and scipy: imports neither the ledger nor pandas' frames.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -117,13 +118,17 @@ def ebh(e_values, alpha: float) -> tuple[np.ndarray, float]:
     return ok & (e >= threshold) & (rejections > 0), threshold
 
 
-def critical_counts(n: np.ndarray, threshold: float, share: float, prior: tuple[float, float] = PRIOR) -> np.ndarray:
-    """Per seed count n, the fewest seeds on the side whose one-sided e-value reaches threshold (n + 1: none)."""
-    n = np.asarray(n)
-    k = np.arange(int(n.max()) + 1)
-    reached = log_e_value(k[None, :], n[:, None], share, prior) >= math.log(threshold)  # [len(n), max n + 1]
-    reached &= k[None, :] <= n[:, None]
-    return np.where(reached.any(axis=1), reached.argmax(axis=1), n + 1)
+@functools.lru_cache(maxsize=None)
+def critical_counts(most: int, threshold: float, share: float) -> np.ndarray:
+    """Per seed count n = 1..most, the fewest seeds on the side whose one-sided e-value reaches threshold (n + 1:
+    none) [most]; the e-value grows with the count, so this is a bisection over counts, per n at once."""
+    n = np.arange(1, most + 1)
+    low, high = np.zeros(most, int), n + 1  # reached at high (n + 1: a stand-in), not at low - 1
+    for _ in range(int(math.log2(most + 1)) + 2):
+        middle = (low + high) // 2
+        reached = log_e_value(middle, n, share) >= math.log(threshold)
+        high, low = np.where(reached, middle, high), np.where(reached, low, middle + 1)
+    return high
 
 
 def seeds_for_power(p: float, threshold: float, share: float, power: float = 0.8,
@@ -133,6 +138,6 @@ def seeds_for_power(p: float, threshold: float, share: float, power: float = 0.8
     if not p > share:
         return math.nan
     n = np.arange(1, most + 1)
-    chance = stats.binom.sf(critical_counts(n, threshold, share) - 1, n, p)
+    chance = stats.binom.sf(critical_counts(most, float(threshold), float(share)) - 1, n, p)
     reached = np.flatnonzero(chance >= power)
     return float(n[reached[0]]) if len(reached) else math.nan
