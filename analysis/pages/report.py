@@ -241,6 +241,7 @@ def aggregate(runs: Runs, out: Path | str, parts=('tables', 'figures', 'claims')
         paths += write_table(result.claims, out / 'tables' / 'claims', 'Claims ledger')
         paths.append(write_text(out / 'tables' / 'claim_inputs.csv', exact_csv(claim_inputs(result.ctx))))
         paths.append(write_text(out / 'tables' / 'sequences.csv', exact_csv(result.sequences)))
+        paths.append(write_text(out / 'tables' / 'family.csv', exact_csv(pd.DataFrame([result.claims.attrs]))))
     if 'records' in parts:
         paths += write_records(runs, out / 'records', options)
     if 'figures' in parts:
