@@ -1,8 +1,8 @@
-"""The claims ledger: every quantitative claim of the chapter (claims.yaml) decided on our seeds.
+"""The claims ledger: every quantitative claim of the chapter (claims.yaml) decided on every seed of our records.
 
 Each claim's per-seed inputs are resolved from the runs (chapter.resolve) and decided by verdicts.decide; the
-p-values of all statistical claims, for and against, are corrected together (Benjamini-Hochberg), so a verdict is
-given when its p <= the ledger's BH cut-off. Findings (exercise questions, models the chapter offers) get their
+e-values of all statistical claims, for and against, are corrected together (e-BH), so a test passes when its
+e-value reaches the ledger's threshold, and every interval is printed at it. Findings (exercise questions, models the chapter offers) get their
 numbers and no verdict. Deterministic checks (kind 'check') are listed apart and pass or fail.
 """
 from __future__ import annotations
@@ -18,9 +18,10 @@ import yaml
 from ..stats.eprocess import ebh
 from ..stats.inference import DEFAULTS
 from ..stats.metrics import diverged_seeds
-from ..text import describe, number, to_markdown, why_short
+from ..text import describe, number, percent, to_markdown, why_short
 from .chapter import LOADER, Context, Selected, load_chapter, resolve
-from .verdicts import CHECKS, DIRECTION, DIRECTION_VERDICTS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean, decide, validate
+from .verdicts import (CHECKS, DIRECTION, DIRECTION_VERDICTS, SEEDS_GROUPS, SIZE_VERDICTS, UNTESTED, VERDICTS, clean,
+                       decide, validate)
 
 CLAIMS_FILE = Path(__file__).with_name('claims.yaml')
 FINDING = 'finding'
@@ -263,30 +264,38 @@ def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int]
 # --- the ledger for readers -----------------------------------------------------------------------------------
 
 PROMISE = """\
-**The promise.** Over all {parts} verdicts of the {claims} claims with a verdict (the chapter's, the
-literature's and the calibration targets; a size claim's derived direction is a verdict of its own) and all the
-looks of the design, the expected share of false verdicts among the verdicts given
-(every verdict but inconclusive) is at most {alpha}: a false discovery rate, held by spending {alpha} over the
-looks and by exact tests valid whatever the seeds' distribution, and checked by simulation (`python -m
-analysis.ledger.simulation`). Findings and deterministic checks are outside it.
+**The promise.** Among the verdicts this ledger gives (every verdict but inconclusive, over the {parts} directions
+and sizes of its {claims} claims with a verdict), the expected share of false ones is at most {alpha}, and so is the
+expected share of decided claims whose printed interval misses the truth, whenever the ledger is read and however the
+seeds in its records were chosen. It holds at any look because each test is a bet against its null that cannot be
+expected to gain while the null holds, whatever the seeds' distribution (an e-process, worth an e-value at any
+stopping time), and e-BH over all the e-values, with every interval printed at its threshold, keeps both shares
+under any dependence between the claims. Checked by simulation, an adversary who stops at the first false verdict
+and gives seeds to claims as he likes included (`python -m analysis.ledger.simulation`); findings and deterministic
+checks are outside it.
 """
 
 RULES = """\
-**Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs)
-on the claim's scale. Each test counts the seeds on one side of a value (an exact binomial test: no assumption
-about the seeds' distribution, so skewed and heavy-tailed metrics keep the stated level at any number of seeds;
-two unpaired inputs: Mann-Whitney, exact where no two values tie). Every claim has two tests, one for it and one
-against it, and all their p-values are corrected together by Benjamini-Hochberg at {alpha}: a test passes when its p
-is at most the cut-off (q <= {alpha}). A claim is decided against it when the test against it passes (whatever the
-test for it says), for it when only the test for it passes, and is **inconclusive** otherwise, with the chance of a
-verdict by the design's last look at the observed share of seeds (`chance`) and the seeds a fixed design would need
-at that share (n_80, with the seeds at the ends of its 95% interval in `power_note`). A claim whose inputs have no
-runs is **untested**, with the reason. One word for one situation:
+**Verdicts.** The quantity is the typical seed: the median per-seed value (or difference between paired inputs; two
+inputs of different experiments are paired by seed number) on the claim's scale. Each claim has two tests, one for it
+and one against it, and each is a bet on the seeds' sides of a value (the sign test's data: no assumption about the
+seeds' distribution): before any seed, it stakes its wealth on the quantity lying past the test's null, mixed over
+how far (a Beta(1, 1/2) mixture over the chance of a seed landing on the bet's side, chosen on synthetic seeds by a
+criterion registered first: [measurements](measurements.md#the-betting-strategy-the-registered-criterion)); its
+wealth after the seeds in the records is its e-value, the same in whatever order the seeds arrived. All the e-values,
+two per claim, are corrected together by e-BH at {alpha}: a test passes when its e-value reaches the family's threshold
+m / ({alpha} R) for m e-values and R passing tests. Every claim prints the confidence sequence of its quantity at that
+threshold (for a claim of K steps, the step it is judged on at K times it), so a test passes exactly when the printed
+interval lies past the test's null. A claim is decided against it when the test against it passes (whatever the test
+for it says), for it when only the test for it passes, and is **inconclusive** otherwise, with the seeds it would need
+for an 80% chance of a verdict at the same threshold if its further seeds land as its seeds so far did (`n_80`,
+grouped in `seeds_group`: at most 20, 40, 100, more; with the seeds at the ends of its share's 95% interval in
+`power_note`). A claim whose inputs have no runs is **untested**, with the reason. One word for one situation:
 
 | part | the test for it checks | the test against it checks | verdict |
 |---|---|---|---|
-| direction | every step's median is above no effect (in more than {high} of the seeds where the claim says "with high probability") | some step's median is below its smallest effect of interest (in fewer than {high} of the seeds, for "with high probability") | **reproduced**: for passes, against does not. **short of the claim**: against passes (for may pass too: the chapter's direction, smaller than its smallest effect). **reversed**: against passes and a step's 95% interval lies wholly past no effect (two unpaired inputs: the rank-sum test the other way at 2.5%). **inconclusive**: neither passes |
-| size | the median is inside the chapter's band | the median is outside it | **inside**, **outside**, **inconclusive** |
+| direction | every step's median is above no effect (the value that {high} of the seeds exceed, where the claim says "with high probability"): the printed interval lies wholly above it | some step's median (that value) is below its smallest effect of interest: the printed interval lies wholly below it | **reproduced**: for passes, against does not. **short of the claim**: against passes (for may pass too: the chapter's direction, smaller than its smallest effect). **reversed**: against passes and the printed interval lies wholly past no effect. **inconclusive**: neither passes |
+| size | the median is inside the chapter's band: the printed interval lies inside it | the median is outside it: the printed interval lies wholly outside | **inside**, **outside**, **inconclusive** |
 
 **Directions and the smallest effect.** The smallest effect of interest of each step is fixed before looking at our
 numbers: `effect` where the chapter's wording gives one; 0 past a threshold the claim states (`than`); else half of
@@ -311,9 +320,7 @@ reads them so), or says why not.
 for ratios, KL, ratio extremes and counts; logit for rates; raw for differences) "about X" means within a factor of
 {factor} of X: the band is X ± log({factor}) on the log or logit scale (on the raw scale X ± log({factor}) |X|).
 "Within noise" means within {z} standard errors of the difference of two runs' pass rates at the chapter's value and
-episode count. A margin the chapter states ("within half a point") is used as stated. An about-claim is inside
-when the median is confidently inside the band (more seeds above its low edge and more below its high edge than
-chance allows) and outside when it is confidently outside.
+episode count. A margin the chapter states ("within half a point") is used as stated.
 
 **Findings.** Exercise questions and models the chapter offers without measuring them are reported with their
 median and interval and no verdict, counted apart.
@@ -330,8 +337,9 @@ in the `diverged` column.
 or logit against raw); a verdict that changes under any of them is marked fragile.
 """
 
-VIEW = ['id', 'verdict', 'part', 'fragile', 'claim', 'numbers', 'scale', 'test', 'paired', 'n', 'decided', 'diverged',
-        'p', 'q', 'q_against', 'chance', 'n_80', 'power_note', 'registered', 'rules', 'revised', 'source', 'note']
+VIEW = ['id', 'verdict', 'part', 'fragile', 'claim', 'numbers', 'interval', 'scale', 'test', 'paired', 'n',
+        'diverged', 'e', 'e_against', 'n_80', 'seeds_group', 'power_note', 'registered', 'rules', 'revised', 'source',
+        'note']
 CHECK_VIEW = ['id', 'verdict', 'claim', 'numbers', 'n', 'source', 'note']
 
 
@@ -360,11 +368,9 @@ def count_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for label, rows_of in parts:
         direction, size = rows_of[rows_of['part'] == 'direction'], rows_of[rows_of['part'] == 'size']
-        futile = rows_of['futile'].astype(str).str.lower().eq('true') if 'futile' in rows_of else False
         rows.append({'claims': label, 'count': int((~derived(rows_of)).sum()), 'verdicts': len(direction) + len(size),
                      **{f'direction: {v}': int((direction['verdict'] == v).sum()) for v in DIRECTION_VERDICTS},
                      **{f'size: {v}': int((size['verdict'] == v).sum()) for v in SIZE_VERDICTS},
-                     'of the inconclusive, futile': int((futile & (rows_of['verdict'] == 'inconclusive')).sum()),
                      'untested': int((rows_of['verdict'] == UNTESTED).sum()),
                      'fragile': int(rows_of['fragile'].str.startswith('fragile').sum())})
     return pd.DataFrame(rows)
@@ -405,33 +411,20 @@ def summary(frame: pd.DataFrame) -> str:
             f"{counts(checks, CHECKS + (UNTESTED,))}.")
 
 
-def looks_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per look of the ledger: stage, seeds, level, BH cut-off, claims looked at, decided, futile."""
-    return pd.DataFrame(frame.attrs.get('looks', [])).rename(columns={
-        'level': 'level of the look', 'cutoff': 'BH cut-off', 'looked_at': 'claims looked at'})
-
-
-LOOKS = """\
-**Seeds in stages.** The claims are looked at after each stage of seeds, and a claim stops at the first look that
-decides it (column `decided`: the stage and its seeds), or when its chance of a verdict by the last look, at its
-observed share of seeds, falls under a tenth (futile: it stops asking for seeds and stays inconclusive), or at the
-design's last look. The looks at {fractions} of the {max_seeds} seeds a design can reach spend {alpha} by
-{spending} error spending: each look's level, below, takes the place of {alpha} in the rules above, and the levels
-sum to {alpha}. Within a look, the claims still open are corrected together by Benjamini-Hochberg at that level (q
-is that look's). A fixed design is one look at all its seeds, at {alpha}.
-"""
-
-
-def looks_section(frame: pd.DataFrame) -> list[str]:
-    """The sequential design's paragraph and one row per look: seeds, level, cut-off, claims looked at, decided,
-    futile."""
-    looks = frame.attrs.get('looks', [])
-    if not looks:
-        return []
-    fractions = ', '.join(f"{look['seeds']}/{frame.attrs['max_seeds']}" for look in looks)
-    text = LOOKS.format(spending=frame.attrs['spending'], fractions=fractions, max_seeds=frame.attrs['max_seeds'],
-                        alpha=number(frame.attrs['alpha']))
-    return [text, to_markdown(looks_table(frame)), '']
+def projections(frame: pd.DataFrame) -> list[str]:
+    """The family's threshold and level, and the open claims grouped by the seeds they are projected to need."""
+    attrs = frame.attrs
+    open_claims = frame[~frame['group'].isin(['check', FINDING]) & (frame['verdict'] == 'inconclusive')]
+    groups = [dict(seeds=name, claims=int((open_claims['seeds_group'] == name).sum()),
+                   ids=', '.join(open_claims.loc[open_claims['seeds_group'] == name, 'id']))
+              for name in [*(name for _, name in SEEDS_GROUPS), 'more than 100']]
+    return ['## The evidence and what the open claims need', '',
+            f"e-BH at {number(attrs['alpha'])} over {attrs['family']} e-values passed {attrs['rejections']} tests: the "
+            f"threshold is {number(attrs['threshold'])}, and every interval below is printed at it, a "
+            f"{percent(1 - 1 / attrs['threshold'])} confidence sequence (a claim of K steps: its step at K times the "
+            'threshold, the `level` column). Each open claim, by the seeds it would need for an 80% chance of a verdict '
+            'at this threshold if its further seeds land as its seeds so far did (`n_80`; the threshold falls as more '
+            'claims are decided, so these are upper bounds of a kind):', '', to_markdown(pd.DataFrame(groups)), '']
 
 
 AWAITING = """\
@@ -465,7 +458,7 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None, standing: str = ''
     history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
     lines = ['# Claims ledger', '', PROMISE.format(parts=len(judged), claims=int((~derived(judged)).sum()), alpha=alpha),
              *([standing, ''] if standing else []), summary(frame), '', rules,
-             '**When the rules changed** (newest last):', '', history, '', *looks_section(frame)]
+             '**When the rules changed** (newest last):', '', history, '', *projections(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),
                         ('Calibration targets (the substrate was tuned to these figures: not evidence)', 'calibration'),
                         ('Findings (exercise questions and models the chapter offers: no verdict)', FINDING)):
