@@ -43,18 +43,27 @@ def test_each_change_is_named_with_the_number_that_moved():
     # cutoff: agreeing estimates, gained on fewer seeds (20 -> 10): the level, not the seeds; more: gained on 10 -> 20;
     # flip: agreeing estimates on as many seeds; a check is exact on its runs
     assert rows['why'].to_dict() == {'added': '', 'same': '', 'moved': 'the estimate moved', 'fewer': 'fewer seeds',
-                                     'cutoff': 'the cut-off moved', 'more': 'more seeds', 'flip': 'the cut-off moved',
+                                     'cutoff': 'the threshold moved', 'more': 'more seeds', 'flip': 'the threshold moved',
                                      'check': 'the runs changed', 'gone': ''}
     assert rows.loc['fewer', ['n_then', 'n_now']].tolist() == [30, 10]
 
 
 def test_a_claim_revised_after_its_verdict_is_named_revised_whatever_its_numbers():
     """kl-climbs-across-16-training-epochs: the same seeds and estimate, reproduced then, short of the claim now under
-    a rule that changed after the earlier ledger (its `revised` field is new): revised, not the cut-off."""
+    a rule that changed after the earlier ledger (its `revised` field is new): revised, not the threshold."""
     then = ledger(('a', 'reproduced', 10, 1.09, 1.05, 1.16)).assign(revised=float('nan'))
     now = ledger(('a', 'short of the claim', 10, 1.09, 1.05, 1.16)).assign(revised='after the ledgers of 2026-12-06')
     assert compare(then, now)['why'].tolist() == ['revised']
-    assert compare(then, now.assign(revised=float('nan')))['why'].tolist() == ['the cut-off moved']
+    assert compare(then, now.assign(revised=float('nan')))['why'].tolist() == ['the threshold moved']
+
+
+def test_agreeing_estimates_judged_under_other_rules_changed_by_the_rules():
+    """The same seeds and estimates, a verdict lost where the rules deciding every claim changed between the two
+    ledgers (their `rules` dates differ): the rules changed; the same dates: the threshold moved."""
+    then = ledger(('a', 'reproduced', 10, 1.2, 1.1, 1.3)).assign(rules='2026-12-06 22:30')
+    now = ledger(('a', 'inconclusive', 10, 1.2, 0.9, 1.5)).assign(rules='2026-12-07 00:33')
+    assert compare(then, now)['why'].tolist() == ['the rules changed']
+    assert compare(then, now.assign(rules='2026-12-06 22:30'))['why'].tolist() == ['the threshold moved']
 
 
 def test_an_estimate_outside_only_the_newer_interval_has_moved():

@@ -6,14 +6,15 @@ and now, and for every change of verdict, which of its numbers moved.
     why      for a changed verdict, the first of these that its record or its numbers show:
                revised                  the claim was encoded again, or made a finding, or the rules that decide
                                         it changed, after the earlier ledger judged it (its `revised` field is new)
-               the estimate moved       either estimate lies outside the other's 95% interval: the runs differ
+               the estimate moved       either estimate lies outside the other's interval: the runs differ
                                         (another numerics version, other seeds), not only how many there are
+               the rules changed        the estimates agree and the rules deciding every claim changed between
+                                        the two ledgers (their `rules` dates differ): the same seeds judged anew
                fewer seeds / more seeds the estimates agree (each inside the other's interval), and a verdict
                                         lost on fewer seeds or gained on more: the evidence, not the effect, changed
-               the cut-off moved        the estimates agree, and the seeds do not explain the change (as many
-                                        seeds, a verdict gained on fewer or lost on more, or flipped): the level
-                                        it was judged at (its look's share of the error, the Benjamini-Hochberg
-                                        cut-off over the family) or a rule changed
+               the threshold moved      the estimates agree, and neither the rules nor the seeds explain the
+                                        change (as many seeds, a verdict gained on fewer or lost on more, or
+                                        flipped): the family's threshold moved with the other claims' evidence
                the runs changed         a check (pass or fail, no estimate): it is exact on its runs, so only
                                         different runs (another numerics version) move it
 
@@ -43,8 +44,9 @@ from ..text import num, to_markdown
 
 DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
-REASONS = ('revised', 'the estimate moved', 'fewer seeds', 'more seeds', 'the cut-off moved', 'the runs changed')
-KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised')
+REASONS = ('revised', 'the estimate moved', 'the rules changed', 'fewer seeds', 'more seeds', 'the threshold moved',
+           'the runs changed')
+KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised', 'rules')
 
 
 def change(old, new) -> str:
@@ -77,16 +79,18 @@ def reason(row: pd.Series) -> str:
     if np.isfinite(old) and np.isfinite(new) and not (inside(new, row['ci_low_then'], row['ci_high_then'])
                                                       and inside(old, row['ci_low_now'], row['ci_high_now'])):
         return 'the estimate moved'
+    if str(row['rules_now']) != str(row['rules_then']):
+        return 'the rules changed'
     if row['change'] == 'lost' and row['n_now'] < row['n_then']:
         return 'fewer seeds'
     if row['change'] == 'gained' and row['n_now'] > row['n_then']:
         return 'more seeds'
-    return 'the cut-off moved'
+    return 'the threshold moved'
 
 
 def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
-    """Two ledgers (claims.csv rows) -> one row per claim: id, verdict_then, verdict_now, n, estimate and 95% interval
-    of each (suffixes _then, _now), change and why; in the newer ledger's order, withdrawn claims last."""
+    """Two ledgers (claims.csv rows) -> one row per claim: id, verdict_then, verdict_now, n, estimate and printed
+    interval of each (suffixes _then, _now), change and why; in the newer ledger's order, withdrawn claims last."""
     def kept(ledger):
         frame = ledger.reindex(columns=list(KEPT))  # a ledger from before `revised` has none
         for column in ('n', 'estimate', 'ci_low', 'ci_high'):
@@ -150,11 +154,12 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
 
 
 NOTE = ('A verdict **gained** was open then and is decided now, **lost** the other way, **flipped** decided both times '
-        'the other way. Why: **the estimate moved** where either estimate lies outside the other\'s 95% interval (the '
-        'runs differ, not only in number); **fewer seeds** where the estimates agree and a verdict was lost on fewer '
-        'seeds, **more seeds** where one was gained on more; **the cut-off moved** where the estimates agree and the '
-        'seeds do not explain the change (the level it was judged at, or a rule, changed); **the runs changed** for a '
-        'check, which is exact on its runs.')
+        'the other way. Why: **revised** where the claim was encoded again; **the estimate moved** where either '
+        'estimate lies outside the other\'s printed interval (the runs differ, not only in number); **the rules '
+        'changed** where the estimates agree and the rules deciding every claim changed (the same seeds judged anew); '
+        '**fewer seeds** where a verdict was lost on fewer seeds, **more seeds** where one was gained on more; **the '
+        'threshold moved** where none of these explains it (the family\'s threshold moved with the other claims); '
+        '**the runs changed** for a check, which is exact on its runs.')
 
 
 def publish(table: pd.DataFrame, counts: pd.DataFrame, out: Path | str) -> list[Path]:
@@ -162,11 +167,11 @@ def publish(table: pd.DataFrame, counts: pd.DataFrame, out: Path | str) -> list[
     out = Path(out)
     changed = table[~table['change'].isin(['same'])].copy()
     for when in ('then', 'now'):
-        changed[f'estimate {when} (95% CI)'] = [
+        changed[f'estimate {when} (interval)'] = [
             '' if pd.isna(e) else f'{num(e)} ({num(lo)} to {num(hi)})' if np.isfinite(lo) else num(e)
             for e, lo, hi in zip(changed[f'estimate_{when}'], changed[f'ci_low_{when}'], changed[f'ci_high_{when}'])]
     shown = changed[['substrate', 'id', 'verdict_then', 'verdict_now', 'change', 'why', 'n_then', 'n_now',
-                     'estimate then (95% CI)', 'estimate now (95% CI)']]
+                     'estimate then (interval)', 'estimate now (interval)']]
     markdown = '\n'.join(['# Each substrate\'s ledger now against its earlier publication', '', NOTE, '',
                           to_markdown(counts), '## Every claim whose verdict changed', '', to_markdown(shown)])
     return [write_text(out / 'versions.csv', table.to_csv(index=False)), write_text(out / 'versions.md', markdown)]
