@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..stats.eprocess import ebh
+from ..stats.eprocess import closed_ebh, ebh
 from ..stats.inference import DEFAULTS
 from ..stats.metrics import diverged_seeds
 from ..text import describe, number, percent, to_markdown, why_short
@@ -198,6 +198,11 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
     return out
 
 
+def feeders(ctx: Context, claims: list[dict]) -> list[str]:
+    """The run sources (trainer cells, experiments) whose seeds the claims' inputs read, sorted."""
+    return sorted({group for c in claims for f in samples(c, ctx) for group in f.groups})
+
+
 def evaluate(claim: dict, found: list[Selected], threshold: float | None = None,
              diverged: dict[str, list[int]] | None = None, **options) -> dict:
     """One claim and its resolved inputs -> its ledger row, its numbers in words."""
@@ -232,7 +237,8 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     """Every claim of the claims file decided on every seed of ctx, in file order: the e-values for and against every
     claim with a verdict corrected together by e-BH at alpha, each test passing at the family's threshold
     m / (alpha R) (attrs['threshold'], with m e-values and R rejections: attrs['family'], attrs['rejections']), and
-    every interval printed at it (e-BY)."""
+    every interval printed at it (e-BY). attrs['closed']: the tests closed e-BH would pass (stats.eprocess.closed_ebh),
+    reported, not used: its further verdicts would pass below the threshold their intervals are printed at."""
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
@@ -246,7 +252,7 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     rows = [evaluate(c, f, threshold, diverged) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame.attrs.update(threshold=threshold, family=int(sum(1 for e in e_values if e == e)),
-                       rejections=int(rejected.sum()), alpha=alpha)
+                       rejections=int(rejected.sum()), closed=closed_ebh(e_values, alpha), alpha=alpha)
     return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
 
 
@@ -424,7 +430,11 @@ def projections(frame: pd.DataFrame) -> list[str]:
             f"{percent(1 - 1 / attrs['threshold'])} confidence sequence (a claim of K steps: its step at K times the "
             'threshold, the `level` column). Each open claim, by the seeds it would need for an 80% chance of a verdict '
             'at this threshold if its further seeds land as its seeds so far did (`n_80`; the threshold falls as more '
-            'claims are decided, so these are upper bounds of a kind):', '', to_markdown(pd.DataFrame(groups)), '']
+            'claims are decided, so these are upper bounds of a kind):', '', to_markdown(pd.DataFrame(groups)), '',
+            f"Closed e-BH (Xu, Solari, Fischer, de Heide, Ramdas and Goeman 2025) would pass at least {attrs['closed']} "
+            'tests on these e-values. The ledger keeps e-BH: the further tests closed e-BH passes have e-values below '
+            'the threshold at which e-BY prints every interval with its false coverage rate held, so their intervals '
+            'would not lie past their nulls and the printed interval would no longer decide.', '']
 
 
 AWAITING = """\

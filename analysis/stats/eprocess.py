@@ -141,3 +141,18 @@ def seeds_for_power(p: float, threshold: float, share: float, power: float = 0.8
     chance = stats.binom.sf(critical_counts(most, float(threshold), float(share)) - 1, n, p)
     reached = np.flatnonzero(chance >= power)
     return float(n[reached[0]]) if len(reached) else math.nan
+
+
+def closed_ebh(e_values, alpha: float) -> int:
+    """The largest r whose r largest e-values form a mean-consistent set (closed e-BH, Xu, Solari, Fischer, de Heide,
+    Ramdas and Goeman 2025): for every S, mean of e over S >= |S & R| / (alpha r). The worst S of a size takes the k
+    smallest e-values of R and the j smallest of the rest, so each r is checked on a [r, m - r + 1] grid. Only sets
+    of the largest e-values are searched: a lower bound of the closed procedure's largest set, at least e-BH's."""
+    e = np.sort(np.asarray(e_values, dtype=float)[~np.isnan(e_values)])[::-1]
+    best = 0
+    for r in range(1, len(e) + 1):
+        chosen, rest = np.cumsum(np.sort(e[:r])), np.concatenate([[0.0], np.cumsum(np.sort(e[r:]))])  # [r], [m-r+1]
+        k, j = np.arange(1, r + 1)[:, None], np.arange(len(rest))[None, :]
+        if ((chosen[:, None] + rest[None, :]) / (k + j) >= k / (alpha * r)).all():
+            best = r
+    return best
