@@ -1,38 +1,33 @@
-"""Command line: python -m analysis {aggregate,tables,figures,claims,stage,replay,records}
-(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR [--seeds JSON --stage K];
+"""Command line: python -m analysis {aggregate,tables,figures,claims,stage,records}
+(--run-files RUN_JSON... | --runs DIR --experiments DIR | --records DIR) --out DIR;
 --run-files and --records DIR --reuse NAME:SEEDS... together read those runs from each (the workflow's state).
 `records [--records DIR] --run-files RUN_JSON... --out DIR` writes the records with those runs added (a run replaces
 the record of its name and seed; records of another numerics version leave) to --out's records/ and nothing else: a
 design's runs published before its ledger.
-`stage` looks at a sequential design's claims after its last look and writes the next stage's plan (JSON) to --out.
-`replay --records DIR --seeds JSON [--out FILE]` replays a sequential design on the records: what it would have
-decided and cost (by the design's cost table, DIR/../costs.csv, where there is one), and the runs it would need that
-the records lack (analysis/ledger/replay.py).
+The ledger reads every seed of the runs it is given.
+`stage --seeds JSON --stage K --out FILE` looks at a staged design's claims after its stage K and writes the next
+stage's plan (JSON) to FILE (analysis/ledger/stages.py).
 A bad argument, or runs or records that cannot be read (damaged records: the file), is an error of one line."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from agentrl.files import write_text
 from workflow.faults import OneLineParser
 from workflow.plan import look_text, seed_plan
-from workflow.state import job_costs
 
 from .ledger.chapter import Context
-from .ledger.replay import replay, report
-from .ledger.sequential import next_stage
+from .ledger.stages import next_stage
 from .pages.report import aggregate
 from .records.load import Runs, combine, load_runs
 from .records.records import load_options, load_records, parse_reuse, with_runs
 from .stats.inference import METHODS
 
-DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None, seeds=None,
-                stage=None)  # the aggregation's options
+DEFAULTS = dict(baseline='baseline', method='t', seed=0, alpha=None, min_seeds=None)  # the aggregation's options
 PARTS = {'aggregate': ('tables', 'figures', 'claims', 'records'), 'tables': ('tables',), 'figures': ('figures',),
-         'claims': ('claims',), 'stage': (), 'replay': (), 'records': ('records',)}
+         'claims': ('claims',), 'stage': (), 'records': ('records',)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--reuse', nargs='+', default=None, metavar='NAME:SEEDS',
                         help='with --records: only these runs of the records (seeds comma-separated), besides '
                              '--run-files')
-    parser.add_argument('--out', default=None, help='output folder (default results); stage and replay: a file')
+    parser.add_argument('--out', default=None, help='output folder (default results); stage: the look file')
     parser.add_argument('--baseline', default=None, help='name of the baseline cell (default: baseline)')
     parser.add_argument('--method', choices=METHODS, default=None,
                         help='CI of the mean: Student t or BCa bootstrap (default: t)')
@@ -58,21 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
     parser.add_argument('--seeds', type=seeds_value, default=None, metavar='JSON',
-                        help="the design's seeds as its config states them: a sequential design's "
-                             '{"initial": 12, "step": 10, "max": 40, "futility": 0.1} or a list (default: one look, '
-                             'all seeds)')
-    parser.add_argument('--stage', type=int, default=None, help="with --seeds: the looks done, the design's stages 1 "
-                                                                 'to this one (default: all)')
+                        help="stage: the design's seeds as its config states them: {initial, step, max} in JSON")
+    parser.add_argument('--stage', type=int, default=None, help='stage: the stage just run (from 1)')
     parser.add_argument('--basis', default=None,
                         help="stage: the basis the look is made for (the workflow's digest of its design and "
                              'claims), stored in the look')
     args = parser.parse_args(argv)
-    if args.stage is not None and args.seeds is None or args.command == 'stage' and args.stage is None:
-        parser.error('--stage needs --seeds; stage needs both')
-    if args.command == 'replay' and (args.seeds is None or args.records is None):
-        parser.error('replay needs --records and --seeds (the design to replay)')
-    if args.command == 'stage' and args.out is None:
-        parser.error('stage needs --out: the look file it writes')
+    if args.command == 'stage' and None in (args.seeds, args.stage, args.out):
+        parser.error('stage needs --seeds, --stage and --out (the look file it writes)')
+    if args.command != 'stage' and (args.seeds is not None or args.stage is not None):
+        parser.error(f'{args.command} reads every seed of its runs: --seeds and --stage are options of stage only')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
@@ -98,19 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         write_text(args.out, look_text(look, args.basis))
         print(f"stage {look['stage']} ({look['seeds']} seeds): {len(look['decided'])} claims decided, "
-              f"{len(look['undecided'])} open ({len(look['deferred'])} deferred: the next look cannot decide them); "
+              f"{len(look['open'])} open within max, {len(look['beyond_max'])} projected beyond max; "
               f"next: {look['next'] or 'none, the design is done'}")
-        return 0
-    if args.command == 'replay':
-        plan = seed_plan({'seeds': args.seeds})
-        try:
-            costs = job_costs(Path(args.records).parent)  # the records' design's results_dir
-            text = report(replay(Context.build(runs, options['baseline']), runs, plan, costs), plan)
-        except ValueError as error:
-            parser.error(str(error))
-        print(text)
-        if args.out:
-            write_text(args.out, text)
         return 0
     paths = aggregate(runs, args.out or 'results', PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
@@ -118,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def seeds_value(text: str) -> list[int] | dict:
-    """--seeds: a design's `seeds` as JSON, checked as the schema would: a list of seeds or {initial, step, max}."""
+    """--seeds: a design's `seeds` as JSON, checked as seed_plan checks it: a list of seeds or {initial, step, max}
+    (a list is one stage: the look refuses it)."""
     try:
         value = json.loads(text)
         seed_plan({'seeds': value})

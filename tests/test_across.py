@@ -157,14 +157,11 @@ def design(tmp_path, name: str) -> str:
     return str(path)
 
 
-SEQUENTIAL = dict(initial=12, step=10, max=40, gamma=-6.0)  # the design a ledger below was made under
-
-
-def records(folder, runs: int, stage: int | None, version: int = 4, seeds: dict | None = None) -> None:
-    """A records folder of `runs` runs at numerics `version` whose aggregation, under the design of `seeds` (None:
-    the design file's), stopped at `stage`, with its manifest (as published)."""
+def records(folder, runs: int, version: int = 4) -> None:
+    """A records folder of `runs` runs at numerics `version`, with its manifest (as published; its aggregate.json as
+    an aggregation before the stage plan wrote it, with seeds and stage)."""
     frame = pd.DataFrame({'kind': 'train', 'name': 'baseline', 'seed': range(runs), 'numerics_version': version})
-    made = json.dumps(dict(stage=stage, seeds=seeds)).encode()
+    made = json.dumps(dict(stage=None, seeds=None)).encode()
     write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame), 'aggregate.json': made}))
 
 
@@ -174,11 +171,14 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     frame.to_csv(tmp_path / 'tinyagent' / 'tables' / 'claims.csv', index=False)
     pd.DataFrame([dict(cell='epochs~8', contrast='difference', metric='pass_heldout', diff=-0.2, ci_low=-0.3,
                        ci_high=-0.1, n=12, paired='yes')]).to_csv(tmp_path / 'tinyagent' / 'tables' / 'comparisons.csv')
-    records(tmp_path / 'tinyagent', 500, 2, seeds=SEQUENTIAL)  # made under a design the file has left since
+    records(tmp_path / 'tinyagent', 500)
     (tmp_path / 'tinyagent' / 'stages').mkdir()
-    (tmp_path / 'tinyagent' / 'stages' / 'stage~2.json').write_text(json.dumps(dict(next=dict(seeds=32))))
-    records(tmp_path / 'longer', 74, None, version=3)
+    for stage in (1, 2, 10):  # the last look by its number, not its name's order
+        (tmp_path / 'tinyagent' / 'stages' / f'stage~{stage}.json').write_text(json.dumps(dict(next=dict(seeds=32))))
+    records(tmp_path / 'longer', 74, version=3)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
+    staged = Path(designs[0])
+    staged.write_text(staged.read_text() + 'seeds: {initial: 12, step: 10, max: 40}\n')
     (tmp_path / 'README.md').write_text(f'# Results\n\n{ANSWER_START}\nstale\n{ANSWER_END}\n\n## More\n')
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
     readme = (tmp_path / 'README.md').read_text()  # its answer block rewritten, links from its folder
@@ -189,8 +189,8 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert list(table['direction: larger']) == ['untested'] * 4 + ['']
     markdown = (tmp_path / 'out' / 'substrates.md').read_text()
     assert markdown.startswith('# Claims on 3 substrates (tinyagent, longer, larger)')
-    seeds, fixed = 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6', 'one look at 10 seeds'
-    assert f'| tinyagent | open: look 2 of at most 4 (22 seeds), 500 runs, numerics version 4 | {seeds} |' in markdown
+    seeds, fixed = 'batches of 10 from 12 up to 40 seeds', 'seeds 0-9'
+    assert f'| tinyagent | open: stage 10, 500 runs, numerics version 4 | {seeds} |' in markdown
     assert f'| longer | no look yet: its records hold 74 runs, numerics version 3 | {fixed} |' in markdown
     assert f'| larger | not run | {fixed} |' in markdown
     assert 'The substrates ran under different seed designs' in markdown

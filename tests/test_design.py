@@ -84,10 +84,10 @@ def test_a_design_that_extends_another_states_only_where_it_differs(tmp_path):
         extend(dict(extends='none.yaml'), tmp_path)
 
 
-def test_a_sequential_designs_seeds_merge_key_by_key_and_a_list_replaces_them(tmp_path):
-    (tmp_path / 'base.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=dict(initial=10, step=5, max=40, gamma=-2))))
+def test_a_staged_designs_seeds_merge_key_by_key_and_a_list_replaces_them(tmp_path):
+    (tmp_path / 'base.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=dict(initial=10, step=5, max=40))))
     assert extend(dict(extends='base.yaml', seeds=dict(max=60)), tmp_path)['seeds'] == dict(
-        initial=10, step=5, max=60, gamma=-2)
+        initial=10, step=5, max=60)
     assert extend(dict(extends='base.yaml', seeds=[0, 1]), tmp_path)['seeds'] == [0, 1]
     (tmp_path / 'fixed.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=[0, 1])))
     assert extend(dict(extends='fixed.yaml', seeds=dict(initial=2, step=1, max=3)), tmp_path)['seeds'] == dict(

@@ -1,4 +1,4 @@
-"""The seed plan and the looks (workflow/plan.py), without Snakemake: the seeds of every stage from the looks made so
+"""The seed plan and its stage looks (workflow/plan.py), without Snakemake: the seeds of every stage from the looks made so
 far, where the design ends, what a stage adds and logs, what the planned runs cost, and which look files are read."""
 import json
 import os
@@ -15,17 +15,14 @@ PPO = dict(algorithm='ppo', epochs=4)
 LOOKS = {1: dict(seeds=15, sources=['baseline', 'surrogate']), 2: dict(seeds=20, sources=['surrogate']), 3: {}}
 
 
-def test_a_sequential_plan_looks_at_initial_then_every_step_up_to_max():
-    assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5, 0.1, -6.0) and PLAN.sequential and PLAN.max_seeds == 20
+def test_a_staged_plan_runs_initial_then_every_step_up_to_max():
+    assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5) and PLAN.sequential and PLAN.max_seeds == 20
     assert PLAN.seeds_at(2) == list(range(15)) and PLAN.most_jobs(len(NAMES)) == 60
-    assert PLAN.spec == dict(initial=10, step=5, max=20, futility=0.1, gamma=-6.0, allocation="decidable")
-    assert seed_plan({'seeds': PLAN.spec}) == PLAN
-    assert PLAN.option(2) == ('--seeds \'{"initial":10,"step":5,"max":20,"futility":0.1,"gamma":-6.0,'
-                              '"allocation":"decidable"}\' --stage 2')
-    assert seed_plan({'seeds': dict(PLAN.spec, futility=0)}).futility == 0
-    assert seed_plan({'seeds': dict(PLAN.spec, allocation='open')}).allocation == 'open'
-    with pytest.raises(DesignError, match="seeds: allocation='some': expected 'decidable' or 'open'"):
-        seed_plan({'seeds': dict(PLAN.spec, allocation='some')})
+    assert PLAN.spec == dict(initial=10, step=5, max=20) and seed_plan({'seeds': PLAN.spec}) == PLAN
+    assert PLAN.option(2) == '--seeds \'{"initial":10,"step":5,"max":20}\' --stage 2'
+    with pytest.raises(DesignError, match=r'seeds: futility, gamma: not a key of a staged design \(expected initial, '
+                                          r'step, max\)'):
+        seed_plan({'seeds': dict(PLAN.spec, gamma=-6.0, futility=0.1)})
     assert (PLAN.next_seeds(1), PLAN.next_seeds(3)) == (15, None)
     with pytest.raises(DesignError, match='stage 4 is not a stage of this design: it has stages 1 to 3'):
         PLAN.seeds_at(4)

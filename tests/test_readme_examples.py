@@ -22,7 +22,7 @@ COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds
 RUN_HERE = {'run the full ablation (the default design)', 'run it on another substrate', 'rerun one cell',
             'give one cell more seeds', 'add an ablation axis', "see each design's stages and cells",
             'put the three ledgers side by side', 'set each ledger beside an earlier publication',
-            'replay a design on the records', 'run one cell by hand', 'publish a design stopped half-way'}
+            'run one cell by hand', 'publish a design stopped half-way'}
 SKIPPED = {  # row -> why it is not run here
     'add a level or a cell': "an edit of the design, then the full ablation's command: tests/test_workflow.py dry-runs "
                              'a design with a level added',
@@ -147,15 +147,6 @@ def test_row_set_each_ledger_beside_an_earlier_publication(tmp_path):
     command, = commands('set each ledger beside an earlier publication')
     run(f'{command.replace("REVISION", "HEAD")} --out {tmp_path}', REPO)
     assert (tmp_path / 'versions.md').is_file()
-
-
-def test_row_replay_a_design_on_the_records(clone):
-    """A table of its stages, every run of which the records hold."""
-    command, = commands('replay a design on the records')
-    out = run(command, clone)
-    stages = re.findall(r'^\| (\d+) \| (\d+) \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$', out, flags=re.M)
-    assert stages and stages[0][0] == '1', out
-    assert 'The records hold every run the design asks for.' in out
 
 
 def test_row_run_one_cell_by_hand(clone):

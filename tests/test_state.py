@@ -72,10 +72,11 @@ def test_the_basis_moves_with_the_cells_the_seeds_the_experiments_the_claims_and
 
 def test_the_basis_holds_every_analysis_module_a_look_imports():
     """A change to the code that decides the claims remakes the looks: the basis hashes each module that
-    `python -m analysis stage` reads runs (load, records) and decides (sequential) with, and what they import."""
+    `python -m analysis stage` reads runs (load, records) and plans the next stage (stages) with, and what they
+    import."""
     loaded = subprocess.run(
         [sys.executable, '-c',
-         'import sys, analysis.records.load, analysis.records.records, analysis.ledger.sequential; '
+         'import sys, analysis.records.load, analysis.records.records, analysis.ledger.stages; '
          'print(*sorted(m.split(".", 1)[1] for m in sys.modules if m.startswith("analysis.")))'],
         capture_output=True, text=True, check=True).stdout.split()
     assert sorted(loaded) == sorted(DECISION_MODULES)

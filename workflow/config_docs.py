@@ -20,7 +20,7 @@ design, a few minutes on two cores), or your own, given with `--configfile FILE`
 ```bash
 snakemake --profile workflow/profiles/default --cores 2 --configfile config/test.yaml
 python -m workflow.design cells --configfile FILE      # the design's cells, by name
-python -m workflow.design stages --configfile FILE     # its stages: seeds at each look, the most run jobs
+python -m workflow.design stages --configfile FILE     # its stages: seeds at each stage, the most run jobs
 ```
 
 The file is validated against `workflow/schemas/config.schema.yaml` before any job runs; every mapping rejects a key
@@ -66,7 +66,7 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 
 def top_level_rows(schema: dict) -> list[tuple[str, ...]]:
-    """One row per top-level key and per key of the sequential `seeds` mapping."""
+    """One row per top-level key and per key of the staged `seeds` mapping."""
     defs, rows = schema['$defs'], []
     for key, fragment in schema['properties'].items():
         required = 'required' if key in schema['required'] else text(fragment.get('default', ''))

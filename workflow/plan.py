@@ -1,11 +1,12 @@
-"""The seed plan of a design and its looks: which seeds each cell and experiment has at each stage, what a look file
-holds, and what the workflow logs and passes to a look. The rule files (rules/stages.smk) call it through thin input
-functions; the analysis takes the seeds of the next look from it.
+"""The seed plan of a design and its stage looks: which seeds each cell and experiment has at each stage, what a look
+file holds, and what the workflow logs and passes to a look. The rule files (rules/stages.smk) call it through thin
+input functions.
 
-A fixed design (a list of seeds) is one stage: every cell and experiment at every seed. A sequential design
-({initial, step, max, futility, gamma, allocation}) runs stage 1 at seeds 0 to initial - 1; after each stage a look
-(`python -m analysis stage`) writes `stages/stage~K.json`, whose `next` names the cells and experiments that feed a
-claim still open and the seeds they get at stage K + 1 (`{}`: the design is done). A look belongs to a basis
+A fixed design (a list of seeds) is one stage: every cell and experiment at every seed. A staged design
+({initial, step, max}) runs stage 1 at seeds 0 to initial - 1; after each stage a look (`python -m analysis stage`,
+analysis/ledger/stages.py) writes `stages/stage~K.json`, whose `next` names the cells and experiments that feed a claim
+still open and within reach of max, and the seeds they get at stage K + 1 (`{}`: the design is done). The stages are a
+plan and a budget, not part of the ledger's promise: the ledger reads every seed there is. A look belongs to a basis
 (workflow/state.py): one of another basis is never read.
 
 Pure Python: imports neither Snakemake, torch nor pandas, so it is unit-tested without starting a workflow.
@@ -23,26 +24,17 @@ class DesignError(ValueError):
     """A design the schema cannot rule out but the trainer or the plan cannot run (names the cell and the values)."""
 
 
-FUTILITY = 0.1  # the default: a claim whose chance of a verdict by the last look is below this stops asking for seeds
-GAMMA = -6.0  # the default Hwang-Shih-DeCani parameter of the looks' error spending (analysis/ledger/sequential.py)
-ALLOCATION = 'decidable'  # the default: a source buys seeds only for open claims that the next look can decide
+STAGED = ('initial', 'step', 'max')  # the keys of a staged design's seeds
 
 
 @dataclass(frozen=True)
 class SeedPlan:
-    """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Sequential
-    ({initial, step, max, futility, gamma, allocation}): stage k gives the cells and experiments that feed a claim
-    still open the seeds 0 to looks[k-1] - 1; looks run initial, initial + step, ... up to max (the last look is max).
-    A claim is open at a look when it is undecided there and not futile: at any look before the last, a claim whose
-    chance of a verdict by the last look is below `futility` stops there (0: never). The looks share the error by
-    Hwang-Shih-DeCani spending with parameter `gamma`. `allocation`: which open claims buy seeds at the next stage,
-    'decidable' (those whose test can reach the next look's level) or 'open' (all)."""
+    """The seeds of a design. Fixed (a list): one stage, every cell and experiment at every seed. Staged
+    ({initial, step, max}): stage k gives the cells and experiments that feed a claim still open the seeds 0 to
+    looks[k-1] - 1; the stages' seeds run initial, initial + step, ... up to max (the last stage's is max)."""
     seeds: tuple[int, ...]  # every seed a cell or experiment can get, in order
     looks: tuple[int, ...]  # seeds per source at each stage's look
     step: int  # 0 for a fixed design
-    futility: float = FUTILITY
-    gamma: float = GAMMA
-    allocation: str = ALLOCATION
 
     @property
     def sequential(self) -> bool:
@@ -71,8 +63,7 @@ class SeedPlan:
         """The design's `seeds` value this plan comes from: seed_plan({'seeds': plan.spec}) == plan."""
         if not self.sequential:
             return list(self.seeds)
-        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds, futility=self.futility, gamma=self.gamma,
-                    allocation=self.allocation)
+        return dict(initial=self.looks[0], step=self.step, max=self.max_seeds)
 
     def next_seeds(self, stage: int) -> int | None:
         """The seeds a source gets at the stage after `stage`; None after the last."""
@@ -80,27 +71,27 @@ class SeedPlan:
         return self.looks[stage] if stage < len(self.looks) else None
 
     def option(self, stage: int) -> str:
-        """The analysis' options for a look after `stage` (`python -m analysis stage|aggregate`): the plan, as the
-        design states it, and the stage."""
+        """The analysis' options for the look after `stage` (`python -m analysis stage`): the plan, as the design
+        states it, and the stage."""
         return f"--seeds '{json.dumps(self.spec, separators=(',', ':'))}' --stage {stage}"
 
 
 def seed_plan(config: dict) -> SeedPlan:
-    """The design's SeedPlan from its `seeds` (validated by the schema); max below initial is an error."""
+    """The design's SeedPlan from its `seeds` (validated by the schema); max below initial, or a key a staged design
+    does not have, is an error."""
     seeds = config['seeds']
     if isinstance(seeds, list):
         return SeedPlan(tuple(seeds), (len(seeds),), 0)
+    unknown = sorted(set(seeds) - set(STAGED))
+    if unknown:
+        raise DesignError(f'seeds: {", ".join(unknown)}: not a key of a staged design (expected {", ".join(STAGED)})')
     initial, step, most = seeds['initial'], seeds['step'], seeds['max']
     if most < initial:
         raise DesignError(f'seeds: max={most} is less than initial={initial}')
     looks = [initial]
     while looks[-1] < most:
         looks.append(next_look(looks[-1], step, most))
-    allocation = seeds.get('allocation', ALLOCATION)
-    if allocation not in ('decidable', 'open'):
-        raise DesignError(f"seeds: allocation={allocation!r}: expected 'decidable' or 'open'")
-    return SeedPlan(tuple(range(most)), tuple(looks), step, seeds.get('futility', FUTILITY), seeds.get('gamma', GAMMA),
-                    allocation)
+    return SeedPlan(tuple(range(most)), tuple(looks), step)
 
 
 def next_look(seeds: int, step: int, most: int) -> int:
@@ -134,8 +125,8 @@ def check_look(look: dict, path: str, basis_digest: str, names: Iterable[str]) -
 
 
 def look_text(look: dict, basis_digest: str | None) -> str:
-    """A look file's content: what the look found (stage, seeds, decided, undecided, futile and deferred claims, and
-    `next`, the next stage's {seeds, sources} or {}) and the basis it was made for."""
+    """A look file's content: what the look found (stage, seeds, decided, open and beyond_max claims, and `next`, the
+    next stage's {seeds, sources} or {}: analysis/ledger/stages.py) and the basis it was made for."""
     return json.dumps(look if basis_digest is None else dict(look, basis=basis_digest), indent=2) + '\n'
 
 

@@ -9,8 +9,8 @@ the claims (DECISION_MODULES, found from the look's imports) and the numerics ve
 digest, so a new basis is a missing file and every look and the aggregation after it are remade. A look of another
 basis, or one naming a cell or experiment the design does not have, is never read (workflow/plan.py reads them).
 A design's runs are priced by its cost table (`<results_dir>/costs.csv`, workflow/costs.py measures it) where it has
-one: CPU seconds of one job of each source, which the dry run's estimate and the replay (analysis/ledger/replay.py) read
-here; without one, by the wall times its records hold.
+one: CPU seconds of one job of each source, which the dry run's estimate reads here; without one, by the wall times its
+records hold.
 
 The Snakefile imports it: it imports neither torch, pandas nor analysis (the records' run table through pyarrow).
 """
@@ -36,7 +36,7 @@ from workflow.plan import DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
 # what a look (python -m analysis stage) reads runs and decides with
-LOOK_ENTRY = ('records.load', 'records.records', 'ledger.sequential')
+LOOK_ENTRY = ('records.load', 'records.records', 'ledger.stages')
 
 
 def analysis_file(module: str) -> Path:
@@ -271,8 +271,7 @@ def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FIL
     plan = seed_plan(config)
     return dict(cells={name: cell.values for name, cell in expand_design(config).items()},
                 experiments=list(config.get('experiments', [])),
-                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step, futility=plan.futility,
-                           gamma=plan.gamma),
+                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step),
                 numerics_version=numerics,
                 claims={claims_key(f): hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
 

@@ -266,28 +266,30 @@ def made(rows: list[dict]) -> str:
 
 def progress(design: dict, folder: Path, ledger: bool) -> str:
     """How far a design got, from its results folder: its runs and their numerics versions (its records, verified:
-    workflow.state.record_rows) and its last look (the ledger's stage, aggregate.json; its look file's `next` is
+    workflow.state.record_rows) and, for a staged design, its last stage look (stages/stage~K.json; its `next` is
     empty when the design is done)."""
-    records = folder / 'records'
-    rows = record_rows(records)
+    rows = record_rows(folder / 'records')
     if not ledger:
         return f'no look yet: its records hold {made(rows)}' if rows else 'not run'
-    aggregated = json.loads((records / 'aggregate.json').read_text())  # the ledger's own design, which the design
-    plan = seed_plan({'seeds': aggregated['seeds']} if aggregated.get('seeds') else design)  # may have left since
-    stage = aggregated['stage']
-    if stage is None:
-        return f'done: one look at {plan.looks[0]} seeds, {made(rows)}'
-    done = not json.loads((folder / 'stages' / f'stage~{stage}.json').read_text())['next']
-    return (f'{"done" if done else "open"}: look {stage} of at most {len(plan.looks)} ({plan.looks[stage - 1]} '
-            f'seeds), {made(rows)}')
+    if not seed_plan(design).sequential:
+        return f'done: {made(rows)}'
+    looks = sorted(folder.glob('stages/stage~*.json'), key=lambda path: int(path.stem.split('~')[1]))
+    if not looks:
+        return f'published, its stage looks not here: {made(rows)}'
+    done = not json.loads(looks[-1].read_text())['next']
+    return f'{"done" if done else "open"}: stage {looks[-1].stem.split("~")[1]}, {made(rows)}'
 
 
 def seed_design(design: dict) -> str:
-    """A design's seeds in words: 'looks at 12, 22, 32, 40 seeds, error spent with gamma -6' (or one look)."""
+    """A design's seeds as a plan, in words: 'seeds 0-9' (a fixed design) or 'batches of 10 from 12 up to 40 seeds'
+    (a staged one)."""
     plan = seed_plan(design)
     if not plan.sequential:
-        return f'one look at {plan.looks[0]} seeds'
-    return f'looks at {", ".join(map(str, plan.looks))} seeds, error spent with gamma {plan.gamma:g}'
+        seeds = plan.seeds
+        contiguous = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
+        return f'seeds {seeds[0]}-{seeds[-1]}' if contiguous and len(seeds) > 1 else \
+            'seeds ' + ', '.join(map(str, seeds))
+    return f'batches of {plan.step} from {plan.looks[0]} up to {plan.max_seeds} seeds'
 
 
 def read_substrates(designs: list[str]) -> dict[str, Judged]:
@@ -301,10 +303,7 @@ def read_substrates(designs: list[str]) -> dict[str, Judged]:
             raise ValueError(f'{path}: substrate {name!r} is already the substrate of another design given')
         claims, comparisons = folder / 'tables' / 'claims.csv', folder / 'tables' / 'comparisons.csv'
         ledger = read_ledger(claims) if claims.is_file() else None
-        made = folder / 'records' / 'aggregate.json'
-        seeds = json.loads(made.read_text()).get('seeds') if ledger is not None and made.is_file() else None
-        judged[name] = Judged(ledger, progress(design, folder, ledger is not None),
-                              seed_design({'seeds': seeds} if seeds else design),
+        judged[name] = Judged(ledger, progress(design, folder, ledger is not None), seed_design(design),
                               pd.read_csv(comparisons) if comparisons.is_file() else None,
                               published_standing(folder, design) if ledger is not None else '')
     return judged

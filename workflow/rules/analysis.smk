@@ -1,8 +1,8 @@
 # The aggregation: every run and experiment of the design -> tables, figures, the claims ledger (with its figure
 # and one figure per claim), the results index and the run records that rebuild them all (`python -m analysis
 # aggregate`). It reads exactly the design's runs (--run-files, and --reuse of the published records): a stale run
-# of a cell or seed outside the design is not read. In a sequential design it comes after the last stage
-# (rules/stages.smk) and replays the design's looks. Its records are the next invocation's state.
+# of a cell or seed outside the design is not read; the ledger reads every seed of them. In a staged design it comes
+# after the last stage (rules/stages.smk). Its records are the next invocation's state.
 # `snakemake records` publishes a design stopped half-way: the records with its runs made so far added.
 
 
@@ -64,10 +64,9 @@ rule aggregate:
         out=lambda wildcards, output: os.path.dirname(output.claims) or ".",
         runs=lambda wildcards: final_runs()[1],
         baseline=BASELINE,
-        looks=final_looks,
     shell:
         "OMP_NUM_THREADS=1 python -m analysis aggregate {params.runs}"
-        " --out {params.out:q} --baseline {params.baseline:q} {params.looks} > {log:q} 2>&1"
+        " --out {params.out:q} --baseline {params.baseline:q} > {log:q} 2>&1"
 
 
 # The records with every run of the design made so far added (its cells and experiments at any seed of its plan, from

@@ -58,7 +58,7 @@ check_parents_design(config)
 RESULTS = os.path.normpath(config["results_dir"])
 try:
     DESIGN = expand_design(config)
-    PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a sequential design (rules/stages.smk)
+    PLAN = seed_plan(config)  # the seeds: a fixed list, or the stages of a staged design (rules/stages.smk)
 except DesignError as error:
     sys.exit(f"{DESIGN_FILE}: {error}")  # one line, as it is (a WorkflowError would add its location and traceback)
 CELLS = {name: cell.values for name, cell in DESIGN.items()}

@@ -1,7 +1,8 @@
-# A sequential design (seeds: {initial, step, max}) runs in stages. Stage 1 runs every cell and experiment at
-# seeds 0 to initial - 1; after each stage, the checkpoint `stage` looks at the claims (python -m analysis stage:
-# group-sequential cut-offs, analysis/ledger/sequential.py) and names the cells and experiments that feed a claim still
-# undecided; the next stage gives those `step` more seeds. The loop ends when every claim is decided or at `max`.
+# A staged design (seeds: {initial, step, max}) runs in stages. Stage 1 runs every cell and experiment at seeds 0 to
+# initial - 1; after each stage, the checkpoint `stage` decides the ledger on every seed (python -m analysis stage,
+# analysis/ledger/stages.py) and names the cells and experiments that feed a claim still open and projected to a
+# verdict within `max` seeds; the next stage gives those `step` more seeds. The loop ends when no claim asks for
+# seeds or at `max`. The stages are a plan and a budget: the ledger's promise holds at any stage.
 # A fixed design (a list of seeds) is one stage and has no checkpoint.
 #
 # Every stage's inputs follow from the checkpoints before it, so a dry run plans up to the next stage not yet
@@ -76,13 +77,8 @@ def final_files(wildcards=None):
 
 
 def final_look(wildcards):
-    """The look that ended a sequential design (none for a fixed one)."""
+    """The look that ended a staged design (none for a fixed one)."""
     return [look_file(RESULTS, final_stage(PLAN, next_of))] if PLAN.sequential else []
-
-
-def final_looks(wildcards):
-    """The aggregation's looks options: a sequential design's looks up to its last stage; none for a fixed one."""
-    return PLAN.option(final_stage(PLAN, next_of)) if PLAN.sequential else ""
 
 
 checkpoint stage:
@@ -101,9 +97,9 @@ checkpoint stage:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wildcards: stage_runs(wildcards)[1],
-        looks=lambda wildcards: PLAN.option(int(wildcards.stage)),
+        plan=lambda wildcards: PLAN.option(int(wildcards.stage)),
         baseline=BASELINE,
         basis=digest(BASIS),
     shell:
         "OMP_NUM_THREADS=1 python -m analysis stage {params.runs} --baseline {params.baseline:q} --basis {params.basis}"
-        " {params.looks} --out {output:q} > {log:q} 2>&1"
+        " {params.plan} --out {output:q} > {log:q} 2>&1"
