@@ -1,6 +1,6 @@
 """A design's cost table, measured here: `python -m workflow.costs --configfile config/config.yaml` writes
-`<results_dir>/costs.csv`, the CPU seconds of one job (one seed) of each of its sources, which the dry run and the
-replay price its runs by (workflow/state.py reads it).
+`<results_dir>/costs.csv`, the CPU seconds of one job (one seed) of each of its sources, which the dry run prices its
+runs by (workflow/state.py reads it).
 
 A source is a cell, an experiment or the warmed critic (one job per seed, shared by the seed's PPO cells). Each job
 runs as the workflow runs it (`python -m agentrl warm-critic | experiment | train`, from the design's base agent, a PPO
