@@ -32,7 +32,7 @@ VERDICTS = {  # per substrate, in ROWS order
 
 
 def ledgers() -> dict[str, pd.DataFrame]:
-    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v, claim=f'claim {i}', futile=False)
+    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v, claim=f'claim {i}')
                                 for (i, p, g, s), v in zip(ROWS, verdicts)]) for name, verdicts in VERDICTS.items()}
 
 
@@ -73,20 +73,17 @@ def test_the_figure_draws_claims_against_substrates_with_a_title_and_a_legend_na
     svg = (tmp_path / 'substrates.svg').read_text()  # its text as text (svg.fonttype none)
     assert 'Each claim on each substrate' in svg
     for words in ('holds (reproduced, inside)', 'fails (reversed, short of the claim, outside)',
-                  'open (inconclusive)', 'untested (no look yet)'):
+                  'open (inconclusive)', 'untested (no ledger yet)'):
         assert words in svg, words
     sizes = {float(size) for size in re.findall(r'font-size: ([0-9.]+)px', svg)}  # an SVG's px is a point
     assert sizes and min(sizes) >= 8
 
 
-def test_each_verdict_word_lands_in_its_outcome_and_futile_claims_say_so():
+def test_each_verdict_word_lands_in_its_outcome():
     assert [outcome(w) for w in ('reproduced', 'inside', 'reversed', 'short of the claim', 'outside', 'inconclusive',
-                                 'inconclusive (futile)', 'untested')] == [
-        'holds', 'holds', 'fails', 'fails', 'fails', 'open', 'open', 'untested']
-    frames = ledgers()
-    frames['larger'] = frames['larger'].assign(futile=frames['larger']['verdict'].eq('inconclusive'))
-    table = across({name: Judged(frame, 'done') for name, frame in frames.items()}).set_index('id')
-    assert table.loc['d', 'direction: larger'] == 'inconclusive (futile)' and table.loc['d', 'direction class'] == 'open'
+                                 'untested')] == ['holds', 'holds', 'fails', 'fails', 'fails', 'open', 'untested']
+    table = across({name: Judged(frame, 'done') for name, frame in ledgers().items()}).set_index('id')
+    assert table.loc['d', 'direction: larger'] == 'inconclusive' and table.loc['d', 'direction class'] == 'open'
 
 
 def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
@@ -141,7 +138,7 @@ def test_the_effects_figure_draws_each_cell_on_each_substrate(tmp_path):
 
 
 def test_a_substrate_without_a_look_is_untested_and_keeps_its_claims_open():
-    partial = dict(judged(), longer=Judged(None, 'no look yet'))
+    partial = dict(judged(), longer=Judged(None, 'no ledger yet'))
     table = across(partial).set_index('id')
     assert list(table['direction: longer'].fillna('')) == ['untested'] * 4 + ['']
     assert list(table['size: longer'].fillna('')) == ['', 'untested', '', '', 'untested']  # where a size is stated
@@ -191,13 +188,13 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     assert markdown.startswith('# Claims on 3 substrates (tinyagent, longer, larger)')
     seeds, fixed = 'batches of 10 from 12 up to 40 seeds', 'seeds 0-9'
     assert f'| tinyagent | open: stage 10, 500 runs, numerics version 4 | {seeds} |' in markdown
-    assert f'| longer | no look yet: its records hold 74 runs, numerics version 3 | {fixed} |' in markdown
+    assert f'| longer | no ledger yet: its records hold 74 runs, numerics version 3 | {fixed} |' in markdown
     assert f'| larger | not run | {fixed} |' in markdown
     assert 'The substrates ran under different seed designs' in markdown
     assert "| the chapter's | direction | 0 | 0 | 0 | 3 |" in markdown
-    # direction: reproduced, reversed, short, inconclusive, futile, untested; size: inside, outside, ...
-    assert '| tinyagent | 3 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |' in markdown
-    assert '| larger | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 0 | 1 |' in markdown
+    # direction: reproduced, reversed, short, inconclusive, untested; size: inside, outside, ...
+    assert '| tinyagent | 3 | 1 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |' in markdown
+    assert '| larger | 0 | 0 | 0 | 0 | 4 | 0 | 0 | 0 | 1 |' in markdown
     assert '## Calibration targets' in markdown and '| f | calibration | claim f |' in markdown
     assert (tmp_path / 'out' / 'substrates.png').stat().st_size > 1000
     assert 'epochs~8' in (tmp_path / 'out' / 'effects.svg').read_text()  # from the design that published comparisons

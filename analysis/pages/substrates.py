@@ -2,9 +2,9 @@
 judges every claim's direction and size apart; this module lines them up per claim.
 
     verdict     per claim, part and substrate: the substrate's ledger's verdict (reproduced, reversed, short of the
-                claim, inside, outside, inconclusive; `inconclusive (futile)` where its design stopped it as futile)
-                or untested (the substrate's design has made no look yet). It holds where the verdict is reproduced
-                or inside, fails where it is reversed, short of the claim or outside, and is open otherwise.
+                claim, inside, outside, inconclusive) or untested (the substrate has no published ledger yet). It holds
+                where the verdict is reproduced or inside, fails where it is reversed, short of the claim or outside,
+                and is open otherwise.
     holds_on    per claim and part: on how many of the substrates it holds ("2 of 3")
     class       general (holds on every substrate), substrate-dependent (holds on some and fails on others),
                 fails everywhere (fails on every substrate), else open (some substrate has not decided it)
@@ -49,7 +49,6 @@ from ..text import label, rerun_words, standing_words, to_markdown
 from .figures import PAGE_WIDTH, TITLE, page, panels, save, style
 from .ledger_figure import COLORS, section
 
-FUTILE = 'inconclusive (futile)'  # a verdict its design stopped as futile
 SHOWN = {'holds': 'reproduced', 'fails': 'reversed', 'open': 'inconclusive'}  # an outcome drawn in a verdict's colour
 EFFECT = 'pass_heldout'  # the metric of the effects figure
 NOT_LOOKED = '#e4e4e4'  # untested's colour: lighter than an open verdict's grey
@@ -77,7 +76,7 @@ class Judged:
 
 
 def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Substrate name -> its Judged (a ledger's columns id, verdict, part, group, source, claim, futile) => (one row
+    """Substrate name -> its Judged (a ledger's columns id, verdict, part, group, source, claim) => (one row
     per claim, index id, a size claim's derived direction folded onto it: per part and substrate its verdict,
     columns (part, substrate), NaN where a claim has no such part, `untested` on a substrate without a ledger; per
     claim its chapter section (or its group for a calibration target or a claim of the literature), group and
@@ -86,11 +85,10 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
     for name, frame in ((name, j.ledger) for name, j in judged.items() if j.ledger is not None):
         kept = frame[frame['group'].isin(['chapter', 'calibration', 'literature'])]
         derived = kept['id'].str.endswith(DIRECTION_SUFFIX)
-        futile = kept['futile'].astype(str).str.lower().eq('true') if 'futile' in kept else False
         where = [section(source) if group == 'chapter' else group
                  for source, group in zip(kept['source'].astype(str), kept['group'])]
         frames.append(pd.DataFrame({'id': kept['id'].str.removesuffix(DIRECTION_SUFFIX), 'part': kept['part'],
-                                    'substrate': name, 'verdict': kept['verdict'].where(~futile, FUTILE),
+                                    'substrate': name, 'verdict': kept['verdict'],
                                     'section': where, 'group': kept['group'], 'derived': derived,
                                     'claim': kept['claim']}))
     if not frames:
@@ -193,14 +191,14 @@ def verdict_counts(table: pd.DataFrame, substrates: list[str]) -> pd.DataFrame:
     """Per substrate (rows), how many of the chapter's and the literature's claims got each verdict, direction and
     size apart (columns `<part>: <verdict>`)."""
     evidence = table[table['group'].isin(JUDGED_GROUPS)]
-    words = {'direction': (*DIRECTION_VERDICTS, FUTILE, UNTESTED), 'size': (*SIZE_VERDICTS, FUTILE, UNTESTED)}
+    words = {'direction': (*DIRECTION_VERDICTS, UNTESTED), 'size': (*SIZE_VERDICTS, UNTESTED)}
     return pd.DataFrame([{'substrate': name, **{f'{part}: {word}': int((evidence[f'{part}: {name}'] == word).sum())
                                                 for part in PARTS for word in words[part]}} for name in substrates])
 
 
 def legend_words(outcome: str) -> str:
     """An outcome as the figure's legend names it, with the verdict words it stands for: 'holds (reproduced, inside)'."""
-    words = {'holds': SUPPORTED, 'fails': AGAINST, 'open': ('inconclusive',)}.get(outcome, ('no look yet',))
+    words = {'holds': SUPPORTED, 'fails': AGAINST, 'open': ('inconclusive',)}.get(outcome, ('no ledger yet',))
     return f'{outcome} ({", ".join(words)})'
 
 
@@ -270,7 +268,7 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
     empty when the design is done)."""
     rows = record_rows(folder / 'records')
     if not ledger:
-        return f'no look yet: its records hold {made(rows)}' if rows else 'not run'
+        return f'no ledger yet: its records hold {made(rows)}' if rows else 'not run'
     if not seed_plan(design).sequential:
         return f'done: {made(rows)}'
     looks = sorted(folder.glob('stages/stage~*.json'), key=lambda path: int(path.stem.split('~')[1]))
