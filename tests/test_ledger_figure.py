@@ -1,6 +1,7 @@
 """The ledger as a picture: every claim a row in its verdict's colour, grouped by the chapter's sections in order, each
-row on the claim's own tolerance, its unit at the top, the figure a page wide; and one figure per claim with its seeds
-and its looks, each legend entry drawn and each line in the legend, a threshold on the axis of what it bounds."""
+row on the claim's own tolerance, its unit at the top, the figure a page wide, its intervals at the ledger's level (an
+infinite end an arrowhead); and one figure per claim with its seeds and its confidence sequence seed by seed, each
+legend entry drawn and each line in the legend, a threshold on the axis of what it bounds."""
 import dataclasses
 import math
 
@@ -11,25 +12,35 @@ import pytest
 from test_analysis import tree  # noqa: F401 (the synthetic run directories, a fixture)
 
 from analysis.ledger.chapter import Context, load_chapter
-from analysis.ledger.claims import group, headline, load_claims, samples
-from analysis.pages.figures import style
-from analysis.pages.ledger_figure import (COLORS, ROW, blocks, chapter_value, claim_figure, ledger_figure, placer,
-                                          section)
-from analysis.records.load import load_runs
-from analysis.ledger.sequential import sequential_ledger
+from analysis.ledger.claims import group, headline, ledger as read_ledger, load_claims, samples
+from analysis.ledger.sequence import sequences
 from analysis.ledger.verdicts import VERDICTS
-from workflow.plan import seed_plan
+from analysis.pages.figures import style
+from analysis.pages.ledger_figure import (COLORS, ROW, blocks, chapter_value, claim_figure, ledger_figure, percent,
+                                          placer, section)
+from analysis.records.load import load_runs
 
 CHAPTER = load_chapter()
+RETIRED = ('look', 'stage', 'futil', 'p-value', 'q-value', 'p value', 'q value', '95%')  # words of the old rules
 
 
 @pytest.fixture(scope='module')
 def ledger(tree):  # noqa: F811
-    """The synthetic runs' ledger over two looks (3 and 5 seeds), with each look's rows."""
+    """The synthetic runs' ledger on every seed, with each claim's rows seed by seed at the ledger's threshold."""
     ctx = Context.build(load_runs(tree / 'runs', tree / 'experiments'))
-    history = []
-    frame = sequential_ledger(ctx, seed_plan({'seeds': dict(initial=3, step=2, max=5)}), history=history)
-    return ctx, frame, pd.concat(history, ignore_index=True)
+    frame = read_ledger(ctx)
+    return ctx, frame, sequences(ctx, frame.attrs['threshold'])
+
+
+def texts(fig) -> str:
+    """Every word a figure shows: its title, its axes' titles, labels and texts, its legends."""
+    words = [fig.get_suptitle(), *(t.get_text() for t in fig.texts)]
+    for ax in fig.axes:
+        words += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.texts)]
+        words += [t.get_text() for t in ax.get_xticklabels()]
+    for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]:
+        words += [t.get_text() for t in legend.get_texts()]
+    return '\n'.join(words)
 
 
 def drawn(fig) -> dict[str, str]:
@@ -99,20 +110,86 @@ def test_the_chapters_value_is_the_claims_quantity_on_its_printed_numbers():
     assert math.isnan(chapter_value(claims['too-many-epochs-hurt']))  # trainer cells: the chapter printed none
 
 
-def test_a_claims_figure_shows_its_seeds_and_every_look(ledger):
-    ctx, frame, looks = ledger
-    claim = next(c for c in load_claims()['claims'] if c['id'] == 'ess-three-updates')
-    row = frame.set_index('id', drop=False).loc[claim['id']]
-    mine = looks[looks['id'] == claim['id']]
+def claims_figure(ledger, claim_id: str, claim: dict | None = None, found=None, steps=None):
+    """A claim's figure from the fixture's ledger and sequences (or the claim, inputs and steps given), drawn."""
+    ctx, frame, seqs = ledger
+    claim = claim or next(c for c in load_claims()['claims'] if c['id'] == claim_id)
+    steps = seqs[seqs['id'] == claim_id] if steps is None else steps
     with style():
-        fig = claim_figure(claim, row, samples(claim, ctx), mine)
+        fig = claim_figure(claim, frame.set_index('id', drop=False).loc[claim_id], found or samples(claim, ctx), steps)
+        fig.canvas.draw()
+    return fig
+
+
+def intervals(ax) -> dict[int, object]:
+    """seed count -> the right panel's interval there (the lines it tags interval:<n>)."""
+    return {int(line.get_gid().removeprefix('interval:')): line for line in ax.get_lines()
+            if (line.get_gid() or '').startswith('interval:')}
+
+
+def test_a_claims_figure_shows_its_seeds_and_its_confidence_sequence_seed_by_seed(ledger):
+    ctx, frame, seqs = ledger
+    claim_id = 'ess-three-updates'
+    row = frame.set_index('id').loc[claim_id]
+    mine = seqs[seqs['id'] == claim_id]
+    fig = claims_figure(ledger, claim_id)
     left, right = fig.axes
-    seeds = int(mine.loc[mine['stage'] == row['stage'], 'seeds'].iloc[0])
-    assert len(left.collections[0].get_offsets()) == seeds  # one point per seed the decision read
+    assert len(left.collections[0].get_offsets()) == row['n'] == 12  # one point per seed the ledger read
+    drawn = intervals(right)
+    assert sorted(drawn) == mine['seeds'].tolist() == list(range(3, 13))  # one interval per seed count
+    assert [mcolors.to_hex(drawn[n].get_color()) for n in mine['seeds']] == [COLORS[v] for v in mine['verdict']]
+    finite = mine[np.isfinite(mine['ci_low']) & np.isfinite(mine['ci_high'])]
+    low, high = right.get_ylim()
+    inside = finite[(finite['ci_low'] >= low) & (finite['ci_high'] <= high)]
+    assert len(inside) and all(np.allclose(drawn[s.seeds].get_ydata(), [s.ci_low, s.ci_high])
+                               for s in inside.itertuples())  # drawn as given
     points = [line for line in right.get_lines() if line.get_marker() == 'o']
-    assert [p.get_xdata()[0] for p in points] == mine['seeds'].tolist()  # one estimate per look
-    assert [mcolors.to_hex(p.get_color()) for p in points] == [COLORS[v] for v in mine['verdict']]
+    assert [p.get_ydata()[0] for p in points] == pytest.approx(mine['estimate'].tolist())  # the estimate at each n
+    words = texts(fig)
+    level = percent(row['level'])
+    assert level == percent(1 - 1 / frame.attrs['threshold'])  # one step: the ledger's e-BH threshold
+    assert f'{level} confidence sequence, valid at every seed count' in words
+    assert f"{row['verdict']} at 12 seeds" == right.get_title()
+    assert not [w for w in RETIRED if w in words.lower()], words
     assert np.isclose([line.get_ydata()[0] for line in right.get_lines() if line.get_marker() == 'x'], 0.343).all()
+
+
+def test_a_confidence_level_says_the_decimals_that_tell_it_from_certainty():
+    assert percent(0.991422) == '99.1%' and percent(0.997855) == '99.8%' and percent(0.99962) == '99.96%'
+    assert percent(0.95) == '95.0%'
+
+
+def test_an_infinite_interval_end_is_an_arrowhead_not_a_crash(ledger):
+    ctx, frame, seqs = ledger
+    for claim_id, ends in (('ess-falls-with-k', (0.0, np.inf)),  # a ratio: 0 and infinity
+                           ('long-episodes-scatter-down', (-np.inf, np.inf)),  # a difference
+                           ('ess-three-updates', (-np.inf, 0.5))):  # a size: one end infinite
+        steps = seqs[seqs['id'] == claim_id].copy()
+        steps.loc[steps.index[:3], ['ci_low', 'ci_high']] = ends  # the first three seed counts open
+        fig = claims_figure(ledger, claim_id, steps=steps)
+        right = fig.axes[1]
+        drawn, (low, high) = intervals(right), right.get_ylim()
+        assert sorted(drawn) == steps['seeds'].tolist()
+        arrows = [line for line in right.get_lines() if line.get_marker() in ('^', 'v')]
+        for n in steps['seeds'][:3]:  # drawn to the axis's ends, an arrowhead at each infinite one
+            ys = drawn[n].get_ydata()
+            assert np.isfinite(ys).all() and low <= min(ys) and max(ys) <= high
+            heads = {a.get_marker() for a in arrows if a.get_xdata()[0] == n}
+            assert heads == {'v', '^'} if np.isinf(ends[1]) else heads == {'v'}
+        assert 'the interval goes on (or is infinite)' in texts(fig)
+    rows = frame.copy()  # the ledger figure, with infinite ends and a ratio's 0
+    ratio = rows.index[(rows['scale'] == 'log') & (rows['kind'] != 'about') & rows['estimate'].notna()][:2]
+    raw = rows.index[(rows['scale'] == 'raw') & (rows['kind'] != 'about') & rows['estimate'].notna()][:2]
+    rows.loc[ratio, 'ci_low'], rows.loc[raw, 'ci_low'], rows.loc[raw, 'ci_high'] = 0.0, -np.inf, np.inf
+    with style():
+        fig = ledger_figure(rows, load_claims(), CHAPTER)
+        fig.canvas.draw()
+    direction = fig.axes[0]
+    heads = [line for line in direction.get_lines() if line.get_gid() == 'goes-on']
+    ys = dict(zip([t.get_text() for t in direction.get_yticklabels()], direction.get_yticks()))
+    rowed = {round(line.get_ydata()[0], 6) for line in heads}
+    assert {round(ys[rows.loc[i, 'id']], 6) for i in [*ratio, *raw]} <= rowed  # every open row ends in an arrowhead
+    assert 'the interval goes on (or is infinite)' in texts(fig)
 
 
 def test_the_ledger_reads_on_two_linear_axes_and_its_legend_names_the_verdict_words(ledger):
@@ -125,6 +202,10 @@ def test_the_ledger_reads_on_two_linear_axes_and_its_legend_names_the_verdict_wo
         with style():
             fig = ledger_figure(data, load_claims(), CHAPTER)
         assert [ax.get_xscale() for ax in fig.axes] == ['linear', 'linear']  # direction, size: plain numbers
+        shown = texts(fig).replace('\n', ' ')  # the note under the title says what an interval is
+        assert "confidence sequence at the ledger's e-BH threshold" in shown
+        assert f"({percent(1 - 1 / frame.attrs['threshold'])} for a claim of one step" in shown
+        assert not [w for w in RETIRED if w in shown.lower()], shown
         assert 'smallest effect' in fig.axes[0].get_xlabel() and 'band' in fig.axes[1].get_xlabel()
         legend = ' / '.join(t.get_text() for t in fig.legends[0].get_texts())
         assert all(word in legend.split(' / ') for word in words), legend
@@ -138,9 +219,18 @@ def overlaps(a, b) -> bool:
 
 
 @pytest.fixture(scope='module')
-def drawn_ledger(ledger):
-    """The synthetic ledger's figure, drawn: its claims decided at 3 or 5 seeds (a seeds column), its checks."""
+def varied_seeds(ledger) -> pd.DataFrame:
+    """The synthetic ledger with its literature claims read at 8 seeds, the rest at 12: a seeds column."""
     _, frame, _ = ledger
+    frame = frame.copy()
+    frame.loc[frame['group'] == 'literature', 'n'] = 8
+    return frame
+
+
+@pytest.fixture(scope='module')
+def drawn_ledger(varied_seeds):
+    """The synthetic ledger's figure, drawn: its claims read at 8 or 12 seeds (a seeds column), its checks."""
+    frame = varied_seeds
     with style():
         fig = ledger_figure(frame, load_claims(), CHAPTER)
         fig.canvas.draw()
@@ -170,8 +260,8 @@ def test_the_ledgers_headings_stay_off_the_right_panel(drawn_ledger):
         [t.get_text() for t in headings if t.get_window_extent().x1 >= size.get_window_extent().x0]
 
 
-def test_a_check_shows_pass_or_fail_and_no_seed_count(ledger, drawn_ledger):
-    _, frame, _ = ledger
+def test_a_check_shows_pass_or_fail_and_no_seed_count(varied_seeds, drawn_ledger):
+    frame = varied_seeds
     direction, size = drawn_ledger.axes
     ys = dict(zip([t.get_text() for t in direction.get_yticklabels()], direction.get_yticks()))
     checks = frame[frame['group'] == 'check']
@@ -207,12 +297,7 @@ def legend_and_drawn(ax) -> tuple[list[str], list[str]]:
                                       'ess-falls-with-k', 'long-episodes-scatter-down', 'clip-cuts-kl-25x',
                                       'ess-three-updates'])
 def test_every_legend_entry_of_a_claims_figure_is_drawn_and_every_drawn_line_in_its_legend(ledger, claim_id):
-    ctx, frame, looks = ledger
-    claim = next(c for c in load_claims()['claims'] if c['id'] == claim_id)
-    row = frame.set_index('id', drop=False).loc[claim_id]
-    with style():
-        fig = claim_figure(claim, row, samples(claim, ctx), looks[looks['id'] == claim_id])
-        fig.canvas.draw()
+    fig = claims_figure(ledger, claim_id)
     for ax in fig.axes:
         entries, drawn = legend_and_drawn(ax)
         assert sorted(entries) == sorted(drawn), (claim_id, entries, drawn)
@@ -221,19 +306,32 @@ def test_every_legend_entry_of_a_claims_figure_is_drawn_and_every_drawn_line_in_
         assert len(levels) == len(set(levels)), (claim_id, 'two lines of the legend on one level')
     title = fig._suptitle.get_window_extent()
     assert all(title.y0 >= ax.get_tightbbox().y1 for ax in fig.axes)  # over the panels, their titles and labels
+    right = fig.axes[1]
+    level = next(t for t in right.texts if t.get_gid() == 'level').get_window_extent()
+    assert right.title.get_window_extent().y0 >= level.y1 >= level.y0 > right.get_window_extent().y1  # over the axes
+    assert not [w for w in RETIRED if w in texts(fig).lower()]
+
+
+def test_a_finding_shows_its_interval_in_the_findings_colour_without_a_verdict(ledger):
+    _, frame, seqs = ledger
+    finding = frame.loc[frame['verdict'] == 'finding', 'id'].iloc[0]
+    assert finding not in set(seqs['id'])  # the sequences hold no finding: its ledger row is drawn
+    right = claims_figure(ledger, finding).axes[1]
+    drawn = intervals(right)
+    row = frame.set_index('id').loc[finding]
+    assert list(drawn) == [row['n']] and mcolors.to_hex(drawn[row['n']].get_color()) == COLORS['finding']
+    assert right.get_title() == 'a finding: an interval, no verdict'
+    assert 'verdict' not in ' '.join(t.get_text() for t in right.get_legend().get_texts())
 
 
 def test_a_long_claim_and_long_inputs_keep_their_title_and_labels_clear(ledger):
-    ctx, frame, looks = ledger
+    ctx, _, _ = ledger
     claim = next(c for c in load_claims()['claims'] if c['id'] == 'study-lam09-vs-1-heldout')
     claim = dict(claim, claim=' '.join([claim['claim']] * 3))  # a title of four lines
     found = samples(claim, ctx)
     found[1] = dataclasses.replace(found[1], label='the best of ' + ', '.join(
         f'[clip_low={v}, clip_high={v}] pass_heldout' for v in (0.1, 0.2, 0.3)))
-    with style():
-        fig = claim_figure(claim, frame.set_index('id', drop=False).loc[claim['id']], found,
-                           looks[looks['id'] == claim['id']])
-        fig.canvas.draw()
+    fig = claims_figure(ledger, claim['id'], claim=claim, found=found)
     assert fig.get_suptitle().count('\n') >= 3
     title = fig._suptitle.get_window_extent()
     assert all(title.y0 >= ax.get_tightbbox().y1 for ax in fig.axes)
@@ -244,21 +342,15 @@ def test_a_long_claim_and_long_inputs_keep_their_title_and_labels_clear(ledger):
 
 
 def test_a_threshold_on_a_difference_is_drawn_on_the_difference_not_on_the_inputs_levels(ledger):
-    ctx, frame, looks = ledger
+    _, _, seqs = ledger
     claims = {c['id']: c for c in load_claims()['claims']}
-    rows = frame.set_index('id', drop=False)
-    with style():
-        two = claim_figure(claims['study-lam09-vs-1-heldout'], rows.loc['study-lam09-vs-1-heldout'],
-                           samples(claims['study-lam09-vs-1-heldout'], ctx),
-                           looks[looks['id'] == 'study-lam09-vs-1-heldout'])
-        one = claim_figure(claims['critic-beats-chapter7'], rows.loc['critic-beats-chapter7'],
-                           samples(claims['critic-beats-chapter7'], ctx), looks[looks['id'] == 'critic-beats-chapter7'])
+    two, one = claims_figure(ledger, 'study-lam09-vs-1-heldout'), claims_figure(ledger, 'critic-beats-chapter7')
     than = float(claims['study-lam09-vs-1-heldout']['than'])
     levels, difference = two.axes
     assert not [line for line in levels.get_lines() if 'threshold' in line.get_label()]  # not on the pass rates
     assert [line.get_ydata()[0] for line in difference.get_lines() if 'threshold' in line.get_label()] == [than]
     estimates = [line.get_ydata()[0] for line in difference.get_lines() if line.get_marker() == 'o']
-    mine = looks[looks['id'] == 'study-lam09-vs-1-heldout']
+    mine = seqs[seqs['id'] == 'study-lam09-vs-1-heldout']
     assert np.allclose(estimates, mine['estimate'] + than)  # the difference itself: the ledger's less the threshold
     assert 'minus' in difference.get_ylabel()
     level = float(claims['critic-beats-chapter7']['than'])  # one input against a threshold: on its own level

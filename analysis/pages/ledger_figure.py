@@ -1,17 +1,20 @@
 """The claims ledger as pictures: figures/claims (every claim's estimate against what the chapter claims, one row per
 claim, grouped by the chapter's sections in its order) and claims/<id> (one small figure per claim: its seeds, and its
-decision look by look).
+confidence sequence seed by seed).
 
 The ledger figure has two panels, one per part of a claim, each on a linear axis in the claim's own tolerance. A
 direction claim's row (left) reads its estimate as a multiple of the smallest effect of interest, the claimed direction
 to the right: no effect at 0, the smallest effect at 1 (where a threshold claim has none, 1 is log 1.25, the
 about-factor's step; a ratio's multiple is taken on the log scale). A size claim's row (right) reads where its estimate
 falls against the claimed band: the chapter's value at 0, the band's edges at -1 and 1 (on the claim's scale: log, logit
-or raw). The estimate and 95% CI are the ledger's, placed as given; beyond an axis's end a row ends in an arrow with the
-estimate's position written beside it. The chapter's single-seed value is placed the same way from its printed numbers.
+or raw). The estimate and its interval are the ledger's, placed as given: the interval is the confidence sequence at the
+ledger's e-BH threshold (its level the ledger's `level`), the one the verdict reads. An end beyond an axis's end, or
+infinite, ends in an arrowhead there; an estimate beyond it in an arrow with its position written beside it. The
+chapter's single-seed value is placed the same way from its printed numbers.
 """
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from pathlib import Path
@@ -26,7 +29,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ..ledger.chapter import Context, Selected, printed
 from ..ledger.claims import headline, load_claims, samples
-from ..ledger.verdicts import DIRECTION, band, per_seed, to_scale
+from ..ledger.verdicts import DIRECTION, band, clean, per_seed, to_scale
 from ..stats.inference import DEFAULTS
 from ..text import factor, in_words
 from .figures import legends_below, save, style
@@ -126,8 +129,8 @@ def tally(rows: pd.DataFrame) -> str:
 
 
 def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
-    """The ledger's rows with their places on the figure's axis: x, x_low, x_high (the CI), chapter_x (NaN for a check
-    or a claim without an estimate)."""
+    """The ledger's rows with their places on the figure's axis: x, x_low, x_high (the interval, an end infinite where
+    it is), chapter_x (NaN for a check or a claim without an estimate)."""
     by_id = {c['id']: c for c in claims['claims']}
     out = []
     for _, row in frame.iterrows():
@@ -135,17 +138,19 @@ def placed(frame: pd.DataFrame, claims: dict) -> pd.DataFrame:
             out.append(dict(id=row['id'], x=np.nan, x_low=np.nan, x_high=np.nan, chapter_x=np.nan))
             continue
         place = placer(row)
-        ends = sorted([float(place(row['ci_low'])), float(place(row['ci_high']))])
+        with np.errstate(divide='ignore', invalid='ignore'):  # a ratio's end at 0: at -inf, as an infinite end
+            ends = sorted([float(place(row['ci_low'])), float(place(row['ci_high']))])
         out.append(dict(id=row['id'], x=float(place(row['estimate'])), x_low=ends[0], x_high=ends[1],
                         chapter_x=float(place(chapter_value(by_id[row['id']])))))
     return frame.merge(pd.DataFrame(out), on='id', how='left', validate='one_to_one')
 
 
 def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
-    """Every claim of the ledger as one row, in its part's panel: its region (grey), our estimate and 95% CI coloured by
-    the verdict, the chapter's value (x); a check's pass or fail, without a seed count. Each panel's unit is its label,
-    at the top where a reader starts; a block's title runs over the ids and the direction panel only, each panel's
-    verdicts under it; the seeds are said once where every claim has the same, else in a column on the right."""
+    """Every claim of the ledger as one row, in its part's panel: its region (grey), our estimate and its interval (the
+    confidence sequence at the ledger's threshold) coloured by the verdict, the chapter's value (x); a check's pass or
+    fail, without a seed count. Each panel's unit is its label, at the top where a reader starts; a block's title runs
+    over the ids and the direction panel only, each panel's verdicts under it; the seeds are said once where every claim
+    has the same, else in a column on the right; the note under the title says what an interval is, and its level."""
     rows = placed(frame, claims)
     parts = blocks(rows, chapter)
     seeds = sorted(set(rows.loc[rows['group'] != 'check', 'n']))
@@ -199,8 +204,11 @@ def ledger_figure(frame: pd.DataFrame, claims: dict, chapter: dict) -> Figure:
     legend = fig.legend(handles=legend_handles(rows), loc='lower center', bbox_to_anchor=(centre, above + 0.06 / height),
                         ncol=4, fontsize=8, frameon=False, handlelength=1.2, columnspacing=1.0, borderaxespad=0)
     at = 'the seeds on the right' if column else f'{seeds[0]} seeds' if seeds else 'no seed'
-    note = fig.text(centre, top_of(legend) + 0.05 / height, f'Our estimate and its 95% CI at {at}, in the colour of '
-                    'its verdict; a deterministic check passes or fails.', ha='center', va='bottom', fontsize=8)
+    words = (f'Our estimate and its interval at {at}, in the colour of its verdict: the confidence sequence at the '
+             f"ledger's e-BH threshold{one_step(frame)}, the interval the verdict reads. A deterministic check "
+             'passes or fails.')
+    lines = textwrap.wrap(words, 125, break_on_hyphens=False)
+    note = fig.text(centre, top_of(legend) + 0.05 / height, '\n'.join(lines), ha='center', va='bottom', fontsize=8)
     fig.suptitle('\n'.join(textwrap.wrap(f'{headline(frame)} (Chapter 8 on our seeds)', 110)), x=centre,
                  y=top_of(note) + 0.08 / height, fontsize=9.5, fontweight='bold', va='bottom')
     return fig
@@ -213,6 +221,24 @@ HEADING_CHARACTERS = 80  # a block's title in lines of this many characters at m
 DIRECTION_UNIT = ('Direction claims: our estimate in units of\nthe smallest effect of interest (dotted, at 1);\n'
                   'no effect at 0, the claimed direction to the right')
 SIZE_UNIT = 'Size claims: our estimate against the\nclaimed band, its edges at -1 and 1,\nthe claimed value at 0'
+
+
+def percent(level: float) -> str:
+    """A confidence level in percent, the decimals that tell it from 100%: 0.9914 -> '99.1%', 0.99962 -> '99.96%'."""
+    decimals = max(1, math.ceil(-math.log10(1 - level)) - 2) if level < 1 else 1
+    return f'{100 * level:.{decimals}f}%'
+
+
+def one_step(frame: pd.DataFrame) -> str:
+    """' (99.1% for a claim of one step, more for one of several)': the ledger's level from its threshold (attrs), else
+    from its rows' levels (the smallest: a claim of one step); '' where it has neither."""
+    threshold = frame.attrs.get('threshold')
+    levels = pd.to_numeric(frame.get('level', pd.Series(dtype=float)), errors='coerce').dropna()
+    level = 1 - 1 / threshold if threshold else levels.min() if len(levels) else math.nan
+    if not math.isfinite(level):
+        return ''
+    several = ', more for one of several' if (levels > level + 1e-9).any() else ''
+    return f' ({percent(level)} for a claim of one step{several})'
 
 
 def top_of(artist) -> float:
@@ -239,7 +265,20 @@ def legend_handles(rows: pd.DataFrame) -> list:
                               label='the smallest effect of interest'))
     if np.isfinite(rows['chapter_x']).any():
         handles.append(Line2D([], [], color='k', marker='x', linestyle='', label="the chapter's value (one seed)"))
+    if beyond(rows).any():
+        handles.append(Line2D([], [], color='#555555', marker='>', linestyle='', markersize=4,
+                              label='the interval goes on (or is infinite)'))
     return handles
+
+
+def beyond(rows: pd.DataFrame) -> pd.Series:
+    """Whether a row's interval ends in an arrowhead: it reaches past its panel's axis (an infinite end included) on a
+    side its estimate does not (an estimate past the axis is an arrow of its own)."""
+    ends = [LIMITS['size' if kind == 'about' else 'direction'] for kind in rows['kind']]
+    low, high = (np.array([e[i] for e in ends], float) for i in (0, 1))
+    x, x_low, x_high = (rows[k].to_numpy(float) for k in ('x', 'x_low', 'x_high'))
+    with np.errstate(invalid='ignore'):
+        return pd.Series((x_low < low) & ~(x < low) | (x_high > high) & ~(x > high), index=rows.index)
 
 
 def axis(ax, part: str, label: str, short: str) -> None:
@@ -265,8 +304,8 @@ def has_figure(row: pd.Series) -> bool:
 
 def draw_row(ax, row: pd.Series, y: float) -> None:
     """One claim at height y on its part's panel: a check's pass or fail at the panel's left edge, off its scale; a
-    claim's region, CI, estimate and the chapter's value, each cut to the panel's axis (an arrow and the estimate's
-    position where it goes on)."""
+    claim's region, interval, estimate and the chapter's value, each cut to the panel's axis (an interval's end past it,
+    or infinite, an arrowhead at the axis's end; the estimate an arrow with its position where it goes on)."""
     color = COLORS.get(row['verdict'], OTHER)
     low, high = LIMITS['size' if row['kind'] == 'about' else 'direction']
     room = int(ax.get_position().width * ax.get_figure().get_figwidth() * 72 / 3.9) - 4  # characters of 6.5 pt
@@ -289,6 +328,11 @@ def draw_row(ax, row: pd.Series, y: float) -> None:
     ci_low, ci_high, x = (float(np.clip(row[k], low, high)) for k in ('x_low', 'x_high', 'x'))
     ax.plot([ci_low, ci_high], [y, y], color=color, linewidth=2, solid_capstyle='butt')
     beyond = '>' if row['x'] > high else '<' if row['x'] < low else 'o'
+    for end, edge, marker in ((row['x_low'], low, '<'), (row['x_high'], high, '>')):
+        if (end < edge if marker == '<' else end > edge) and marker != beyond:  # past the axis, or infinite: an
+            # arrowhead at its end (where the estimate is past it too, its arrow says so)
+            ax.plot([edge + (0.12 if marker == '<' else -0.12)], [y], marker=marker, color=color, markersize=3.5,
+                    linestyle='', gid='goes-on')
     ax.plot([x], [y], marker=beyond, color=color, markeredgecolor='k', markeredgewidth=0.4, markersize=5,
             gid=f"claim:{row['id']}")
     if beyond != 'o':
@@ -306,24 +350,22 @@ def jitter(n: int) -> np.ndarray:
     return ((np.arange(n) * 0.618034) % 1.0 - 0.5) * 0.4
 
 
-def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.DataFrame) -> Figure:
-    """Left: each input's values by seed at the deciding look (a seed's values joined where paired), the chapter's
-    printed values (x), a threshold on one input's level. Right: the claim's quantity at every look (a threshold on two
-    inputs' difference is drawn there, on the difference), coloured by that look's verdict, against its band or its
-    no-effect line, the chapter's value at one seed. The claim's words over both, clear of the panels' titles."""
+def claim_figure(claim: dict, row: pd.Series, found: list[Selected], steps: pd.DataFrame) -> Figure:
+    """Left: each input's values by seed, every seed the ledger read (a seed's values joined where paired), the
+    chapter's printed values (x), a threshold on one input's level. Right: the claim's confidence sequence seed by seed
+    (steps: its rows of the sequences frame, analysis/ledger/sequence.py; a finding has none and shows its ledger row),
+    against the boundaries its verdict reads. The claim's words over both, clear of the panels' titles."""
     title = textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)
-    fig = Figure(figsize=(9.0, 3.2 + 0.15 * len(title)), layout='constrained')
+    fig = Figure(figsize=(9.0, 3.4 + 0.15 * len(title)), layout='constrained')
     FigureCanvasAgg(fig)
     fig.get_layout_engine().set(wspace=0.08)
     left, right = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(1.1, 1)))
-    log = claim.get('scale', 'raw') in RATIO_SCALES
     context, names = factor([f.label for f in found])
     if context:  # 'the best of [a] m, [b] m' over axis m: 'the best of a; b'
         names = [n.replace(f' {context},', ';').removesuffix(f' {context}') if n.startswith('the best of') else n
                  for n in names]
     context, names = in_words(context), [in_words(n) for n in names]
-    seeds = int(looks.loc[looks['stage'] == row['stage'], 'seeds'].iloc[0])  # the deciding look's
-    values = [f.values.iloc[:seeds] for f in found]
+    values = [clean(f.values) for f in found]  # every seed the ledger read
     if row['paired'] == 'yes':
         both = pd.concat([v.rename(i) for i, v in enumerate(values)], axis=1, join='inner')
         offsets = pd.Series(jitter(len(both)), index=both.index)
@@ -343,54 +385,63 @@ def claim_figure(claim: dict, row: pd.Series, found: list[Selected], looks: pd.D
     left.set_xticks(range(len(values)), [''] if one else [wrapped(n, 22, 4) for n in names], fontsize=7)
     left.set_xlim(-0.6, len(values) - 0.4)
     left.set_ylabel(wrapped(names[0] if one else context or 'value', 36, 3), fontsize=9)
-    left.set_title(f'per seed ({seeds} seeds)', fontsize=10)
-    if claim.get('scale', 'raw') == 'log' and all((v > 0).all() for v in values):
+    counts = sorted({len(v) for v in values})  # inputs of different experiments may hold different seeds
+    left.set_title(f"per seed ({counts[0]}{f' to {counts[-1]}' if len(counts) > 1 else ''} seeds)", fontsize=10)
+    if claim.get('scale', 'raw') == 'log' and all(len(v) and (v > 0).all() for v in values):
         log_y(left)
-    decision(right, claim, row, looks, log, names)
-    legends_below(fig, [(ax, dict(ncol=3, fontsize=7)) for ax in (left, right)])
+    sequence(right, claim, row, steps, names)
+    handles, labels = right.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: next((k for k, word in enumerate(ORDER) if word in labels[i]),
+                                                          len(ORDER)))
+    legends_below(fig, [(left, dict(ncol=2, fontsize=7)),
+                        (right, dict(ncol=1, fontsize=7, handles=[handles[i] for i in order],
+                                     labels=[labels[i] for i in order]))])
     fig.suptitle('\n'.join(title), fontsize=8.5)
     return fig
 
 
 def log_y(ax) -> None:
-    """A log y axis in plain numbers (0.1, 1, 3): its minor ticks labelled too where it spans under a decade, those
-    at 2 and 5 times a power of ten where it spans under three."""
+    """A log y axis in plain numbers (0.1, 1, 3): its minor ticks labelled too where it spans under a factor of 3, those
+    at 2 and 5 times a power of ten where it spans under three decades."""
     ax.set_yscale('log')
     plain = FuncFormatter(lambda v, _: f'{v:g}')
     low, high = ax.get_ylim()
     some = FuncFormatter(lambda v, _: f'{v:g}' if f'{v:.0e}'[0] in '25' else '')
     ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain if high / low < 10 else some if high / low < 1000 else NullFormatter())
+    ax.yaxis.set_minor_formatter(plain if high / low < 3 else some if high / low < 1000 else NullFormatter())
 
 
-def references(claim: dict, row: pd.Series, log: bool, names: list[str]) -> tuple[float, list[tuple], str]:
-    """A direction claim's decision axis: (the shift from the ledger's quantity to the one drawn, [(y, label, style)]
-    of its reference lines, the axis's label). The quantity is drawn as the ledger has it (a difference, a ratio, the
-    weakest step; an input against a threshold: to the threshold), but for a threshold on two inputs' difference:
-    the difference itself, with the threshold on it. The smallest effect of interest is drawn where it is one apart
-    from the line it would lie on."""
+def references(claim: dict, row: pd.Series, log: bool, names: list[str],
+               verdicts: bool = True) -> tuple[float, list[tuple], str]:
+    """A direction claim's axis: (the shift from the ledger's quantity to the one drawn, [(y, label, style)] of the
+    boundaries its verdict reads, the axis's label). The quantity is drawn as the ledger has it (a difference, a ratio,
+    one step; an input against a threshold: to the threshold), but for a threshold on two inputs' difference: the
+    difference itself, with the threshold on it. The smallest effect of interest is drawn where it is one apart from
+    the line it would lie on. Each label says which verdict its line decides (verdicts=False: its name alone)."""
     scale = claim.get('scale', 'raw')
     word = {'log': 'ratio', 'logit': 'odds ratio'}.get(scale, 'difference')
     none, sign = (1.0 if log else 0.0), (1 if DIRECTION[claim['kind']] == 'greater' else -1)
     effect = row['effect']
     apart = np.isfinite(effect) and (effect > 0 and effect != 1 if log else effect != 0)
     smallest = (effect ** sign if log else sign * effect) if apart else None
+    decides = (lambda name, rule: f'{name} ({rule})') if verdicts else (lambda name, rule: name)
+    past = 'an interval wholly past it: reproduced, or the other way reversed'
+    short = [(smallest, decides('smallest effect of interest', 'wholly short of it: short of the claim'), ':')]
+    short = short if smallest is not None else []
     pair = ' / ' if log else ' minus '
     if 'than' in claim and len(claim['inputs']) == 2:  # raw and paired (verdicts.validate): a - b - than
         than = float(claim['than'])
-        drawn = [(0.0, 'no difference', '-'), (than, f'threshold {claim["than"]}', '--')]
-        drawn += [(than + smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        drawn = [(0.0, 'no difference', '-'), (than, decides(f'threshold {claim["than"]}', past), '--')]
+        drawn += [(than + y, name, style) for y, name, style in short]
         return than, drawn, axis_words(word, pair, names)
     if 'than' in claim:
         to = 'from' if word == 'difference' else 'to'
-        drawn = [(none, f'at the threshold {claim["than"]}', '-')]
-        drawn += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
-        return 0.0, drawn, f'{word} {to} the threshold {claim["than"]}'
-    drawn = [(none, 'no effect', '-')]
-    drawn += [(smallest, 'smallest effect of interest', ':')] if smallest is not None else []
+        return 0.0, [(none, decides(f'at the threshold {claim["than"]}', past), '-'), *short], \
+            f'{word} {to} the threshold {claim["than"]}'
+    drawn = [(none, decides('no effect', past), '-'), *short]
     if claim['kind'] in ('greater', 'less'):
         return 0.0, drawn, axis_words(word, pair, names)
-    return 0.0, drawn, f'{word}, the weakest step'
+    return 0.0, drawn, f'{word}, the weakest step\n(decided against: the step against)'
 
 
 def wrapped(words: str, width: int, most: int) -> str:
@@ -406,43 +457,102 @@ def axis_words(word: str, pair: str, names: list[str]) -> str:
     return '\n'.join(textwrap.wrap(named if len(textwrap.wrap(named, 36)) <= 3 else short, 36))
 
 
-def decision(ax, claim: dict, row: pd.Series, looks: pd.DataFrame, log: bool, names: list[str]) -> None:
-    """The quantity at each look with its 95% CI, coloured by that look's verdict, against the band or no effect (and
-    a threshold where the claim has one); every line drawn is in the legend and every legend entry is drawn."""
-    shift = 0.0
+ORDER = ('estimate', 'interval at', 'goes on')  # the right panel's legend: these first, then the boundaries
+VIEW = 1.0  # the right panel's axis: its boundaries and estimates, and the intervals' ends up to this many times
+# their span past them (on a log axis, in logs); an end further out, or infinite, an arrowhead at the axis's end
+
+
+def view(core: np.ndarray, ends: np.ndarray, log: bool) -> tuple[float, float]:
+    """The right panel's y limits: the core (estimates, boundaries, the chapter's value) and the intervals' ends up
+    to VIEW times its span past it, padded; on a log axis, in logs (a ratio's end at 0 is at -inf there)."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        core = np.log(np.where(core > 0, core, np.nan)) if log else core
+        core = core[np.isfinite(core)]
+        ends = ends[~np.isnan(ends)]
+        ends = np.log(np.clip(ends, 0, None)) if log else ends
+    if not core.size:
+        return (0.5, 2.0) if log else (-1.0, 1.0)
+    span = max(np.ptp(core), abs(core).max() * 0.2, np.log(DEFAULTS['about_factor']) if log else 1e-9)
+    bottom = min(core.min(), max(ends.min(initial=np.inf), core.min() - VIEW * span))
+    top = max(core.max(), min(ends.max(initial=-np.inf), core.max() + VIEW * span))
+    pad = 0.06 * (top - bottom)
+    back = np.exp if log else float
+    return float(back(bottom - pad)), float(back(top + pad))
+
+
+def sequence(ax, claim: dict, row: pd.Series, steps: pd.DataFrame, names: list[str]) -> None:
+    """The confidence sequence seed by seed: at each seed count n, the estimate and the interval on the first n seeds
+    of each input, in the colour of the verdict at n, against the boundaries the verdict reads (a band; no effect and
+    the smallest effect); the level in the title, the verdict over it. A ratio on a log axis; an end past the axis,
+    or infinite, an arrowhead at its end. Every line drawn is in the legend and every legend entry is drawn."""
+    finding = row['verdict'] == 'finding'
+    if steps.empty:  # a finding (no verdict, no sequence), or a claim the sequences left out: the ledger's row
+        steps = pd.DataFrame([dict(seeds=row['n'], verdict=row['verdict'], estimate=row['estimate'],
+                                   ci_low=row['ci_low'], ci_high=row['ci_high'])])
+    steps = steps.sort_values('seeds')
+    shift, drawn = 0.0, []
+    log = claim.get('scale', 'raw') == 'log' or claim.get('scale') == 'logit' and claim['kind'] != 'about'  # ratios
     if claim['kind'] == 'about':
-        ax.axhspan(*band(claim), color=CLAIMED, zorder=0, label='band')
         of = {'ratio': ' / ', 'difference': ' minus '}.get(claim.get('of'))
         ylabel = axis_words(claim['of'], of, names) if of and len(names) > 1 else (
             wrapped(f"{names[0]}, median over seeds", 36, 3) if len(names) == 1 else 'median over seeds')
+        edges = [row['band_low'], row['band_high']] if np.isfinite(row['band_low']) else list(band(claim))
+        ax.axhspan(*edges, color=CLAIMED, zorder=0,
+                   label='band' if finding else 'band (an interval wholly inside: inside; wholly outside: outside)')
     else:
-        shift, drawn, ylabel = references(claim, row, log, names)
-        for y, name, style in drawn:
-            ax.axhline(y, color='k', linestyle=style, linewidth=1, label=name)
-    for _, look in looks.iterrows():
-        if np.isfinite(look['estimate']):
-            color = COLORS.get(look['verdict'], OTHER)
-            ax.plot([look['seeds']] * 2, [look['ci_low'] + shift, look['ci_high'] + shift], color=color, linewidth=2)
-            ax.plot([look['seeds']], [look['estimate'] + shift], 'o', color=color, markeredgecolor='k',
-                    markeredgewidth=0.4)
-    if not np.isfinite(row['estimate']):  # say why the last look has no estimate
+        shift, drawn, ylabel = references(claim, row, log, names, verdicts=not finding)
+        edges = [y for y, _, _ in drawn]
+    chapter = chapter_value(claim) + shift
+    estimate, low, high = (steps[k].to_numpy(float) + shift for k in ('estimate', 'ci_low', 'ci_high'))
+    bottom, top = view(np.array([*estimate, *edges, chapter]), np.concatenate([low, high]), log)
+    gone = False  # an arrowhead drawn: its legend entry given
+    for step, y, a, b in zip(steps.itertuples(), estimate, low, high):
+        if np.isnan(a) or np.isnan(b):
+            continue
+        color = COLORS['finding'] if finding else COLORS.get(step.verdict, OTHER)  # a finding has no verdict
+        last = step.seeds == steps['seeds'].iloc[-1]
+        cut = (a < bottom or log and a <= 0, b > top)  # past the axis (an infinite end, a ratio's 0, included)
+        ax.plot([step.seeds] * 2, [bottom if cut[0] else a, top if cut[1] else b], color=color, linewidth=2,
+                solid_capstyle='butt', gid=f'interval:{step.seeds}', label=None if not last else
+                'the interval at n seeds' + ('' if finding else ', coloured by its verdict'))
+        for past_axis, edge, marker in zip(cut, (bottom, top), 'v^'):
+            if past_axis:
+                ax.plot([step.seeds], [edge], marker=marker, color=color, markersize=5, linestyle='', clip_on=False,
+                        label=None if gone else 'the interval goes on (or is infinite)')
+                gone = True
+        if np.isfinite(y):
+            ax.plot([step.seeds], [y], 'o', color=color, markeredgecolor='k', markeredgewidth=0.4, markersize=5,
+                    label='estimate (median)' if last else None)
+    for y, name, style in drawn:
+        ax.axhline(y, color='k', linestyle=style, linewidth=1, label=name)
+    if not np.isfinite(row['estimate']):  # say why the ledger's row has no estimate
         ax.text(0.98, 0.03, textwrap.shorten(f"at {row['n']} seeds: {row['note'] or 'no estimate'}", 70,
                                              placeholder='...'), transform=ax.transAxes, ha='right', fontsize=7)
-    chapter = chapter_value(claim) + shift
-    if np.isfinite(chapter):
-        ax.plot([1], [chapter], 'kx', markersize=8, markeredgewidth=1.5, label="chapter (one seed)")
-    if log and (looks['ci_low'].dropna() > 0).all() and (not np.isfinite(chapter) or chapter > 0):
+    if np.isfinite(chapter) and (chapter > 0 or not log):
+        ax.plot([1], [float(np.clip(chapter, bottom, top))], 'kx', markersize=8, markeredgewidth=1.5,
+                label="chapter (one seed)")
+    if log:
+        ax.set_yscale('log')
+    ax.set_ylim(bottom, top)
+    if log:
         log_y(ax)
-    ax.set_xlabel('seeds at the look')
+    seeds = steps['seeds'].astype(int).tolist()
+    ax.set_xlabel('seeds (the first n of each input)')
     ax.set_ylabel(ylabel, fontsize=9)
-    ax.set_xlim(0, looks['seeds'].max() * 1.08 + 1)
-    ax.set_xticks([1, *looks['seeds']], ['1', *map(str, looks['seeds'])], fontsize=7)
-    ax.set_title(f"{row['verdict']} at {row['n']} seeds", color=COLORS.get(row['verdict'], OTHER), fontsize=9,
-                 fontweight='bold')
+    ax.set_xlim(0.3, max(seeds) + 0.7)
+    shown = seeds if len(seeds) <= 12 else seeds[::int(np.ceil(len(seeds) / 12))]
+    ax.set_xticks([1, *shown], ['1', *map(str, shown)], fontsize=7)
+    what = 'a finding: an interval, no verdict' if finding else f"{row['verdict']} at {row['n']} seeds"
+    valid = (f"{percent(row['level'])} confidence sequence, valid at every seed count" if np.isfinite(row['level'])
+             else 'no interval')
+    ax.set_title(what, color=COLORS.get(row['verdict'], OTHER), fontsize=9, fontweight='bold', loc='center', pad=18)
+    ax.annotate(valid, xy=(0.5, 1), xycoords='axes fraction', xytext=(0, 6), textcoords='offset points', ha='center',
+                va='bottom', fontsize=8, gid='level')  # clear of the arrowheads on the axis's top
 
 
-def write_ledger_figures(ctx: Context, frame: pd.DataFrame, looks: pd.DataFrame, out: Path) -> list[Path]:
-    """out/figures/claims.svg and .png, and out/claims/<id>.svg for every statistical claim with values."""
+def write_ledger_figures(ctx: Context, frame: pd.DataFrame, sequences: pd.DataFrame, out: Path) -> list[Path]:
+    """out/figures/claims.svg and .png, and out/claims/<id>.svg for every statistical claim with values, its right
+    panel the claim's rows of sequences (analysis/ledger/sequence.py)."""
     claims = load_claims(chapter=ctx.chapter)
     rows = frame.set_index('id', drop=False)
     (out / FOLDER).mkdir(parents=True, exist_ok=True)  # the workflow's output, even without a claim to draw
@@ -451,7 +561,7 @@ def write_ledger_figures(ctx: Context, frame: pd.DataFrame, looks: pd.DataFrame,
         for claim in claims['claims']:
             row = rows.loc[claim['id']]
             if has_figure(row):
-                history = looks[looks['id'] == claim['id']]
-                paths += save(claim_figure(claim, row, samples(claim, ctx), history), out / FOLDER / claim['id'],
+                steps = sequences[sequences['id'] == claim['id']]
+                paths += save(claim_figure(claim, row, samples(claim, ctx), steps), out / FOLDER / claim['id'],
                               formats=('svg',))  # the report's and the README's format
     return paths
