@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis.ledger.chapter import printed
-from analysis.stats.inference import (SUMMARY_COLUMNS, bh, bh_threshold, describe, exceed_p, median_interval, paired,
-                                      prediction_check, seeds_for_power, sign_seeds, summarize, welch)
+from analysis.stats.inference import (SUMMARY_COLUMNS, bh, describe, paired, prediction_check, seeds_for_power,
+                                      summarize, welch)
 from analysis.text import number
 
 X = [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -98,14 +98,6 @@ def test_bh_matches_scipy_and_skips_nan():  # statsmodels' fdr_bh and scipy agre
     assert bh([]).shape == (0,)
 
 
-def test_bh_cut_off_rejects_exactly_where_q_is_at_most_alpha():
-    p = np.array([0.001, 0.012, 0.02, 0.03, 0.2, 0.6, math.nan])
-    q, cut = bh(p), bh_threshold(p, 0.05)
-    assert cut == pytest.approx(4 * 0.05 / 6)  # four of six rejected
-    assert list(p[:6] <= cut) == list(q[:6] <= 0.05) == [True] * 4 + [False] * 2
-    assert bh_threshold([0.5, 0.9], 0.05) == 0.0 and bh_threshold([], 0.05) == 0.05
-
-
 @pytest.mark.parametrize('d, arms, n', [(0.5, 1, 27), (0.8, 1, 12), (0.5, 2, 51), (0.8, 2, 21)])
 def test_seeds_for_power_matches_gpower_one_sided(d, arms, n):
     # one-sided alpha 0.05, power 0.8 (G*Power 3.1: one-sample t d=0.5 -> 27, d=0.8 -> 12; two-sample 51, 21 per arm)
@@ -173,22 +165,3 @@ def test_number_format_is_fixed():
     assert number(math.nan, missing='') == '' and number(1 / 3, 6) == '0.333333'
     # a band edge that is 5.375 on one CPU and one ulp below it on another shows the same digits on both
     assert number(5.375, 3) == number(np.nextafter(5.375, 0), 3) == number(np.nextafter(5.375, 9), 3) == '5.38'
-
-
-def test_exceed_p_is_scipys_quantile_test_with_ties_against_the_claim():
-    x = np.array([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -1.0])  # 7 above 0, 2 at it, 1 below
-    assert exceed_p(7, 10) == pytest.approx(scipy_stats.quantile_test(x, q=0, alternative='greater').pvalue)
-    assert exceed_p(10, 10) == pytest.approx(2 ** -10) and exceed_p(0, 10) == 1.0
-    assert exceed_p(np.array([9, 10]), 10).tolist() == pytest.approx([11 / 1024, 1 / 1024])
-
-
-def test_the_median_interval_is_the_order_statistics():
-    median, low, high = median_interval(np.arange(1.0, 11.0))
-    assert (median, low, high) == (5.5, 2.0, 9.0)  # P(2 <= rank <= 9 of the median) >= 0.95 by the binomial
-
-
-def test_sign_seeds_is_the_first_n_with_the_power():
-    n = sign_seeds(0.75, 0.05)
-    power = [scipy_stats.binom.sf(scipy_stats.binom.isf(0.05, m, 0.5), m, 0.75) for m in range(1, int(n) + 1)]
-    assert power[-1] >= 0.8 and max(power[:-1]) < 0.8
-    assert math.isnan(sign_seeds(0.5, 0.05)) and math.isnan(sign_seeds(0.51, 1e-6, n_max=100))

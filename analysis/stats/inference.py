@@ -153,42 +153,6 @@ def bh(pvalues) -> np.ndarray:
     return q
 
 
-def bh_threshold(pvalues, alpha: float) -> float:
-    """The Benjamini-Hochberg cut-off: p <= it exactly when q <= alpha (k * alpha / m for the k rejections of m
-    finite p-values; 0 when none is rejected)."""
-    p = np.asarray(pvalues, dtype=float)
-    p = p[np.isfinite(p)]
-    if not len(p):
-        return alpha
-    return int(multipletests(p, alpha, method='fdr_bh')[0].sum()) * alpha / len(p)
-
-
-def exceed_p(count, n, share=0.5):
-    """P(Binomial(n, share) >= count): the exact p of `count` successes in n seeds when each succeeds with
-    probability `share` (the sign test at share 1/2; arrays broadcast). scipy.stats.quantile_test's p."""
-    return stats.binom.sf(np.asarray(count) - 1, n, share)
-
-
-def median_interval(x, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """(median, low, high): the exact distribution-free CI of the median from order statistics
-    (scipy.stats.quantile_test); a side it cannot bound at this n is infinite."""
-    x = np.asarray(x, dtype=float)
-    ci = stats.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(confidence)
-    return float(np.median(x)), float(ci.low), float(ci.high)
-
-
-def sign_seeds(share: float, level: float, target: float = 0.8, null: float = 0.5,
-               n_max: int = 10_000) -> float:
-    """Seeds the exact sign test (at `null`) needs to reach power `target` at level `level` when each seed
-    succeeds with probability `share`; NaN above n_max (or when share <= null)."""
-    if not share > null:
-        return math.nan
-    n = np.arange(1, n_max + 1)
-    critical = stats.binom.isf(level, n, null) + 1  # the smallest count with P(K >= count | null) <= level
-    reached = np.flatnonzero(stats.binom.sf(critical - 1, n, share) >= target)
-    return float(n[reached[0]]) if len(reached) else math.nan
-
-
 def seeds_for_power(effect: float, sd: float, test: str = 't', arms: int = 1, alpha: float = 0.05,
                     target: float = 0.8, high_probability: float = 0.8, n_max: int = 10_000) -> tuple[float, str]:
     """Seeds (per arm) for a one-sided test at level alpha to reach power `target` at the smallest effect ->
