@@ -17,6 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -24,9 +25,10 @@ from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis.ledger.claims import count_table, headline, load_claims
+from analysis.ledger.claims import count_table, headline, load_claims, read_ledger
 from analysis.ledger.verdicts import DECIDED, decide
-from analysis.records.records import load_records, run_table
+from analysis.records.records import claim_samples, load_records, run_table
+from analysis.stats.eprocess import ebh
 from analysis.pages.substrates import ANSWER_START, across, published_answer, read_substrates
 from analysis.text import to_markdown
 from workflow.design import expand_design, load_design
@@ -385,24 +387,27 @@ def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers
 
 @pytest.mark.parametrize('design', SUBSTRATE_DESIGNS, ids=lambda path: path.stem)
 def test_every_published_verdict_is_decided_again_from_its_claim_inputs(design):
-    """An independent reader's check: each decided claim of a published ledger, decided again from the per-seed values
-    it was decided on (tables/claim_inputs.csv) at its look's cut-off (tables/looks.csv), gets the same verdict and
-    p-values."""
+    """An independent reader's check: each judged claim of a published ledger, decided again from the per-seed values
+    it was decided on (tables/claim_inputs.csv) at the ledger's e-BH threshold (tables/family.csv), gets the same
+    verdict, seeds and e-values; the threshold is e-BH's on the published e-values."""
     results = REPO / load_design(design)['results_dir']
-    ledger = pd.read_csv(results / 'tables' / 'claims.csv', keep_default_na=False)
+    ledger = read_ledger(results / 'tables' / 'claims.csv')
     inputs = pd.read_csv(results / 'tables' / 'claim_inputs.csv')
-    cutoffs = pd.read_csv(results / 'tables' / 'looks.csv').set_index('stage')['BH cut-off']
+    family = pd.read_csv(results / 'tables' / 'family.csv').iloc[0]
+    threshold = float(family['threshold'])
     claims = {c['id']: c for c in load_claims()['claims']}
-    decided = ledger[ledger['verdict'].isin(DECIDED)]
-    assert len(decided) >= 50
-    for row in decided.itertuples():
-        mine = inputs[inputs['id'] == row.id]
-        samples = [mine[mine['input'] == i].set_index('seed')['value'] for i in range(len(claims[row.id]['inputs']))]
-        cutoff = float(cutoffs[int(row.stage)])
-        again = decide(claims[row.id], samples, (cutoff, cutoff), sensitivity=False, power=False)
+    judged = ledger[~ledger['group'].isin(['check', 'finding']) & (ledger['verdict'] != 'untested')]
+    assert len(judged) >= 50 and judged['verdict'].isin(DECIDED).sum() >= 20
+    e_values = np.r_[judged['e'].to_numpy(float), judged['e_against'].to_numpy(float)]
+    assert int(family['family']) == int(np.isfinite(e_values).sum())
+    assert ebh(e_values, float(family['alpha']))[1] == pytest.approx(threshold, rel=1e-5)  # 6 digits of e per row
+    assert int(family['rejections']) == int((e_values >= threshold).sum())
+    for row in judged.itertuples():
+        again = decide(claims[row.id], claim_samples(inputs, claims[row.id]), threshold, sensitivity=False,
+                       power=False)
         assert (again['verdict'], again['n']) == (row.verdict, int(row.n)), row.id
-        assert again['p'] == pytest.approx(float(row.p), rel=1e-5) and again['p_against'] == pytest.approx(
-            float(row.p_against), rel=1e-5), row.id  # claims.csv keeps 6 significant digits
+        assert again['e'] == pytest.approx(float(row.e), rel=1e-5, nan_ok=True) and again['e_against'] == \
+            pytest.approx(float(row.e_against), rel=1e-5, nan_ok=True), row.id  # claims.csv keeps 6 significant digits
 
 
 def test_no_published_page_prints_a_factor_above_1000():
