@@ -1,23 +1,58 @@
-"""Operating characteristics of the ledger's rule, by simulation: the exact seed counts of analysis/ledger/verdicts.py
-spent over the looks of analysis/ledger/sequential.py (those of the sequential design the first criterion chose),
-against a fixed design at its last look.
+"""The ledger's promise by simulation: the false discovery rate (FDR) of its verdicts and the false coverage rate (FCR)
+of its printed intervals, under the global null, under pilots drawn from the published records, and under an adversary
+who looks after every round of seeds, gives seeds to claims adaptively and stops at the first false verdict.
 
-`python -m analysis.ledger.simulation --family [--ledgers N] [--jobs N] [--costs CSV CSV CSV]` prints the third
-criterion's table (analysis/ledger/design_choice.py) and writes it to --out (results/across/designs.csv).
+The family is the ledger's own: every statistical claim of claims.yaml (the chapter's, the literature's and the
+calibration targets; no checks, no findings), each with its real tests (verdicts.evidence): a direction of K steps
+bets each step's quantile of per-seed differences (the median; "with high probability" the 0.2-quantile) above 0 (for)
+and below the step's smallest effect (against), its e-values the weakest step's and the strongest step's over K; a
+size bets its median inside its band (for) and outside it (against). A ledger draws per claim and step a stream of
+per-seed quantities on the claim's scale, in its direction; after every look the ledger's e-values for and against
+every claim go through e-BH at alpha together (claims.ledger), and each claim with a verdict prints one step's
+interval at K times the e-BH threshold (verdicts.reading).
 
-`python -m analysis.ledger.simulation [--reps N] [--ledgers N] [--records DIR]` prints
-- calibration: per look, one claim's rate of a false verdict when its seeds have median exactly at the null (values
-  drawn lognormal (sigma 1), exponential, t(3), and each claim's own published values resampled and shifted to the
-  null), over the look's level, with its Monte Carlo standard error: the promise is at most 1.25;
-- the ledger: ledgers of 100 claims under a global null and with a mixture of real effects: the false discovery
-  rate over all verdicts and looks, the chance of any false verdict, power and mean seeds, against a fixed design
-  at 40 seeds, with and without futility;
-- on the published records: the run jobs futility saves in the design's replay.
+Truth. A step's true quantity is the set of tau-quantiles of its distribution (one point for a continuous one, [lo, hi]
+for a pilot's finite one); a test's null is true where some true quantile lies in it: for a direction, some step at
+or below 0 (for) or every step at or above its smallest effect (against); for a size, the median outside the open
+band, on an edge included (for), or inside the closed band (against). A false verdict is a rejected e-value whose null
+is true; a missed interval is a claim with a verdict whose printed interval holds none of its step's true quantiles.
+FDR = E[V / max(R, 1)], FCR = E[missed / max(claims with a verdict, 1)], each with its Monte Carlo standard error;
+the promise is mean + 2 SE <= alpha.
+
+Truths (scenarios), each claim's unit its smallest effect (a size: its band's half-width; an effect of 0: 1):
+  null: DIST, at no effect         every step's quantile at 0, a size's median on its band's low edge: every null
+                                   for the claims true, and against them where the smallest effect is 0 (and sizes)
+  null: DIST, at smallest effect   every step's quantile at its smallest effect, a size's on its band's high edge:
+                                   every null against the claims true
+     (DIST normal, lognormal or t(3), shifted and scaled so the quantile sits exactly there; steps independent)
+  pilot: SUBSTRATE                 each claim's published per-seed step quantities (claim_inputs.csv) resampled
+                                   with replacement, the seeds of its steps together: its records are the truth
+Policies, who gets the next seed (every ledger starts at 3 seeds a claim, none past --max-seeds):
+  fixed                            every claim at the maximum, one look: no adversary
+  uniform                          every claim one seed a round, a look after each: 3, 4, ..., max seeds
+  chase 10%                        only the tenth of the claims whose true-null e-values are largest
+  chase 10% + discoveries          the same, and every claim with a false null, whose true discoveries lower the
+                                   e-BH threshold for the chased
+  freeze winners                   every claim but those whose true-null e-values are at 1 or more: a bet ahead is
+                                   kept where it stands
+The adversary stops a ledger at its first look with a false verdict (its FDP is read there) and, apart, at its first
+look with a missed interval (its FCP), else at its last. The rule `per claim 1/alpha` (each e-value at 1 / alpha, no
+e-BH) is not the ledger's: its row shows the simulation catching a rule that breaks the promise.
+
+Fast path. A test's e-value is the least e(m) over its null (eprocess.Quantile.e_null), and e(m) depends only on the
+seeds above and below m among n; so each step's e-values after every n seeds are table lookups by (n, count),
+computed for all ledgers at once (band_infima), equal to verdicts.evidence (tests/test_simulation.py).
+
+`python -m analysis.ledger.simulation [--ledgers N] [--max-seeds N] [--seed S] [--substrates ...] [--out FILE]`
+prints the table (scenario, policy, rule, ledgers, fdr, fdr_se, fcr, fcr_se, verdicts, seeds) and the check.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import math
+import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,353 +63,377 @@ from scipy import stats
 
 from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
-from workflow.plan import SeedPlan, seed_plan
-from workflow.state import COSTS_FILE, cost_table
 
-from ..records.records import load_records, select
-from ..stats.inference import DEFAULTS, bh_threshold, exceed_p
-from ..text import to_markdown
-from .chapter import Context
-from .claims import FINDING, group, load_claims, samples
-from .design_choice import CANDIDATES, Scenario, false_share, false_verdicts, family, prices
-from .design_choice import design_table as family_table
-from .sequential import look_levels, next_stage
-from .verdicts import Count, band, clean, differences, per_seed, steps, to_scale
+from ..records.records import claim_samples
+from ..stats.eprocess import e_value
+from ..stats.inference import DEFAULTS
+from ..text import number, to_markdown
+from .claims import FINDING, group, load_claims
+from .verdicts import band, clean, differences, on_scale, per_seed, quantile_of, smallest_effect, steps, to_scale
 
-PILOT_VERSION = 4  # the numerics version of the runs the third criterion's pilots read
-# The sequential design the first criterion chose (substrate 1's at numerics version 4): the calibration, the ledgers of
-# 100 claims and the futility replay are measured on its four looks, the most demanding the ledger has run.
-DEFAULT_PLAN = seed_plan({'seeds': dict(initial=12, step=10, max=40, futility=0.1, gamma=-6.0)})
-LOOKS, MAX_SEEDS = list(DEFAULT_PLAN.looks), DEFAULT_PLAN.looks[-1]
 ALPHA = DEFAULTS['alpha']
-PROMISE = 1.25  # a look's false-verdict rate may be at most this many times its level
-FAMILIES = {  # draws with median exactly 0: the null of a sign test
-    'lognormal (sigma 1)': lambda rng, shape: rng.lognormal(0.0, 1.0, shape) - 1.0,
-    'exponential': lambda rng, shape: rng.exponential(1.0, shape) - math.log(2),
-    't(3)': lambda rng, shape: rng.standard_t(3, shape),
+FIRST = DEFAULTS['min_seeds']  # the first look: the fewest seeds a verdict takes
+MOST = 40
+LEDGERS = 1000
+DISTRIBUTIONS = {  # a draw and its quantile function: z - ppf(tau) has its tau-quantile exactly at 0
+    'normal': (lambda rng, shape: rng.standard_normal(shape), stats.norm.ppf),
+    'lognormal': (lambda rng, shape: rng.lognormal(0.0, 1.0, shape), stats.lognorm(1.0).ppf),
+    't(3)': (lambda rng, shape: rng.standard_t(3, shape), stats.t(3).ppf),
 }
+BOUNDARIES = ('no effect', 'smallest effect')
+POLICIES = ('fixed', 'uniform', 'chase 10%', 'chase 10% + discoveries', 'freeze winners')
+RULES = ('e-BH', 'per claim 1/alpha')
+CHASED = {'chase 10%': 0.1, 'chase 10% + discoveries': 0.1}  # the share of the claims chased (at least one)
+COLUMNS = ['scenario', 'policy', 'rule', 'ledgers', 'fdr', 'fdr_se', 'fcr', 'fcr_se', 'verdicts', 'seeds']
+CHUNK = 600  # ledger-steps band_infima takes at once: arrays of CHUNK x MOST x MOST (in cache)
 
 
-def false_rates(values: np.ndarray, looks: list[int] = LOOKS, max_seeds: int = MAX_SEEDS,
-                alpha: float = ALPHA) -> pd.DataFrame:
-    """values [reps, max_seeds], median 0: per look, the rate of p <= the look's level for the claim (more seeds
-    above 0) and against it (more below), the worse of the two over the level, and its Monte Carlo SE."""
-    rows = []
-    for n, level in zip(looks, look_levels(looks, max_seeds, alpha)):
-        seen = values[:, :n]
-        rates = [(exceed_p((seen > 0).sum(1), n) <= level).mean(), (exceed_p((seen < 0).sum(1), n) <= level).mean()]
-        worst = max(rates)
-        rows.append(dict(seeds=n, level=level, rate=worst, ratio=worst / level,
-                         ratio_se=math.sqrt(worst * (1 - worst) / len(values)) / level))
-    return pd.DataFrame(rows)
+# --- the family ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Family:
+    """The statistical claims as tests on step quantities (on each claim's scale, in its direction): per claim c its
+    steps [C, K_max] (indices into the steps, -1 beyond its own); per step s [S] its quantile tau, its unit, the
+    null for the claim as two closed bands (low, high) [S, 2, 2] (a direction: (-inf, 0] twice; a size: (-inf, low]
+    and [high, inf)) and the null against it as one [S, 2] ([effect, inf); a size: [low, high])."""
+    steps: np.ndarray
+    tau: np.ndarray
+    unit: np.ndarray
+    null_for: np.ndarray
+    null_against: np.ndarray
+
+    @property
+    def k(self) -> np.ndarray:
+        """Steps per claim [C]."""
+        return (self.steps >= 0).sum(1)
 
 
-def calibration(reps: int, seed: int = 0, own: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
-    """false_rates for each family, and for each claim's own values (resampled with replacement, shifted so that
-    their median is the null); one row per family (or claim) and look."""
-    rng = np.random.default_rng(seed)
-    draws = {name: lambda draw=draw: draw(rng, (reps, MAX_SEEDS)) for name, draw in FAMILIES.items()}
-    for claim_id, values in (own or {}).items():
-        draws[f'own: {claim_id}'] = lambda v=values - np.median(values): rng.choice(v, (reps, MAX_SEEDS))
-    return pd.concat([false_rates(draw()).assign(source=name) for name, draw in draws.items()], ignore_index=True)
+@functools.lru_cache(maxsize=None)
+def ledger_claims() -> tuple[dict, ...]:
+    """The claims with a verdict, claims.ledger's family: not checks, not findings (read once a process)."""
+    return tuple(c for c in load_claims()['claims'] if group(c) not in ('check', FINDING))
 
 
-def own_values(ctx: Context, claims: dict) -> dict[str, np.ndarray]:
-    """Per claim of the ledger with a verdict, the per-seed values its first test counts: the first step's
-    differences on the claim's scale, or an about-claim's values on its scale less the band's low edge."""
-    out = {}
-    for claim in claims['claims']:
-        if group(claim) in ('check', FINDING):
-            continue
-        found = [clean(f.values) for f in samples(claim, ctx)]
-        if any(s.empty for s in found) or (len(found) == 2 and not claim.get('paired') and 'of' not in claim):
-            continue
-        try:
-            if claim['kind'] == 'about':
-                scale = claim.get('scale', 'raw')
-                x = clean(per_seed(claim, found)).to_numpy()
-                values = (np.log(x) if scale == 'log' else to_scale(x, scale)) - to_scale(band(claim)[0], scale)
-            else:
-                values = differences(claim, *steps(claim, found)[0])
-        except ArithmeticError:
-            continue
-        if len(values) >= 2 and np.ptp(values) > 0:
-            out[claim['id']] = values
+def family(claims: list[dict] | tuple[dict, ...]) -> Family:
+    """The Family of claims (entries of load_claims()['claims'])."""
+    members, every = [], []  # per claim its steps; per step (tau, unit, null for, null against)
+    for claim in claims:
+        if claim['kind'] == 'about':
+            scale = claim.get('scale', 'raw')
+            low, high = (float(to_scale(v, scale)) for v in band(claim))
+            parts = [(0.5, (high - low) / 2, [(-math.inf, low), (high, math.inf)], (low, high))]
+        else:
+            count = len(steps(claim, [pd.Series(dtype=float)] * len(claim['inputs'])))
+            effects = [smallest_effect(claim, i) for i in range(count)]
+            parts = [(quantile_of(claim), effect if effect > 0 else 1.0, [(-math.inf, 0.0)] * 2, (effect, math.inf))
+                     for effect in effects]
+        members.append(list(range(len(every), len(every) + len(parts))))
+        every += parts
+    most = max(map(len, members))
+    tau, unit, null_for, null_against = (np.array(column, dtype=float) for column in zip(*every))
+    return Family(np.array([s + [-1] * (most - len(s)) for s in members]), tau, unit, null_for, null_against)
+
+
+def step_values(claim: dict, samples: list[pd.Series]) -> np.ndarray:
+    """Per-seed step quantities of a claim on the seeds all its inputs share [seeds, K]: a direction's differences
+    (verdicts.differences), a size's per-seed values on its scale."""
+    samples = [clean(s) for s in samples]
+    shared = samples[0].index
+    for s in samples[1:]:
+        shared = shared.intersection(s.index)
+    samples = [s.loc[shared] for s in samples]
+    if claim['kind'] == 'about':
+        return on_scale(clean(per_seed(claim, samples)).to_numpy(), claim.get('scale', 'raw'))[:, None]
+    return np.column_stack([differences(claim, a, b) for a, b in steps(claim, samples)])
+
+
+def quantile_set(values: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tau-quantiles of each column's empirical distribution, values [n, K], tau [K]: the closed set (lo, hi)
+    [K] of m with P(X < m) <= tau <= P(X <= m)."""
+    x, n = np.sort(values, axis=0), len(values)
+    # tau n within 1e-9 of a whole number is that number (the 0.2-quantile's tau is 1 - 0.8 = 0.19999999999999996)
+    lo = np.ceil(tau * n - 1e-9).astype(int) - 1  # the ceil(tau n)-th smallest
+    hi = np.floor(tau * n + 1e-9).astype(int)  # the (floor(tau n) + 1)-th smallest
+    columns = np.arange(x.shape[1])
+    return x[lo, columns], x[hi, columns]
+
+
+def nulls(fam: Family, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which nulls are true [C] (for, against) for steps whose true quantiles fill [lo, hi] [S]: some step's meets
+    the null for the claim (a direction: any step; a size: its one), every step's meets the null against it."""
+    def meets(bands):  # [S, ..., 2] -> [S, ...]
+        return (lo[:, None] <= bands[..., 1]) & (hi[:, None] >= bands[..., 0])
+    meets_for = meets(fam.null_for).any(1)
+    meets_against = meets(fam.null_against[:, None])[:, 0]
+    pad = fam.steps < 0
+    return (np.where(pad, False, meets_for[fam.steps]).any(1),
+            np.where(pad, True, meets_against[fam.steps]).all(1))
+
+
+# --- the fast path: every test's e-value after every seed count ----------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def e_table(taus: tuple[float, ...], most: int) -> np.ndarray:
+    """eprocess.Quantile.e by tau, seeds n = 0..most, seeds above m and seeds below m (0..most each)
+    [T, most + 1, most + 1, most + 1]: the mean of the bet up (share 1 - tau) and the bet down (share tau); counts
+    past n are never read."""
+    n, k = np.arange(most + 1)[:, None], np.arange(most + 1)[None, :]
+    k = np.minimum(k, n)
+    up, down = (np.stack([e_value(k, n, share(t)) for t in taus]) for share in (lambda t: 1 - t, lambda t: t))
+    return (up[:, :, :, None] + down[:, :, None, :]) / 2
+
+
+def band_infima(x: np.ndarray, tau: np.ndarray, bands: np.ndarray) -> np.ndarray:
+    """inf of e(m) over closed bands after each seed count: x [B, S, N] per-seed values in seed order, tau [S], bands
+    [S, nb, 2] (low, high; infinite ends allowed) -> [B, S, N, nb], entry n - 1 after n seeds.
+
+    e(m) is least at the seeds' values (a value has no more seeds above, nor below, than the gaps beside it), so the
+    infimum over a band is the least e at a seed's value inside it, or, where none lies inside, e on the gap that
+    holds the band, the one with as many seeds below as lie below the band (with values inside, that gap adjoins the
+    first of them and never lowers the least)."""
+    most = x.shape[-1]
+    taus, index = np.unique(tau, return_inverse=True)
+    table, side = e_table(tuple(taus), most).ravel(), most + 1
+    count = np.arange(1, most + 1)  # seeds n, along the last axis
+    row = ((index[:, None] * side + count) * side * side).astype(np.int32)  # [S, n]: where (tau, n) starts
+    below = np.cumsum(x[..., None, :] < x[..., :, None], axis=-1, dtype=np.int32)  # [B, S, i, n]: of the first n,
+    above = np.cumsum(x[..., None, :] > x[..., :, None], axis=-1, dtype=np.int32)  # seeds below (above) seed i
+    e = table[row[:, None] + above * side + below]  # [B, S, i, n]: e at seed i's value after n seeds
+    seen = np.arange(most)[:, None] < count  # [i, n]: seed i among the first n
+    out = np.empty(x.shape + bands.shape[1:2])
+    for j in range(bands.shape[1]):
+        low, high = bands[:, j, 0, None], bands[:, j, 1, None]  # [S, 1]
+        inside = (x >= low) & (x <= high)  # [B, S, i]
+        least = np.where(inside[..., None] & seen, e, np.inf).min(axis=-2)  # [B, S, n]
+        under = np.cumsum(x < low, axis=-1, dtype=np.int32)  # [B, S, n]: of the first n, seeds below the band
+        out[..., j] = np.minimum(least, table[row + (count - under) * side + under])  # or the gap's e
     return out
 
 
-# --- ledgers of many claims -------------------------------------------------------------------------------------
-
 @dataclass(frozen=True)
-class Mixture:
-    """A ledger of claims 'greater than 0' with per-seed values N(effect, 1) and a smallest effect of interest."""
-    name: str
-    effects: tuple[float, ...]  # one per claim
-    smallest: float
+class Paths:
+    """Every claim's e-values after n = 1..N seeds [L, C, N] (entry n - 1): for and against it (verdicts.evidence),
+    and the least threshold at which the interval it would print misses the truth, on each route: for (its weakest
+    step for it) and against (its strongest step against it), over K as the thresholds are (a miss where the e-BH
+    threshold is at most it)."""
+    e_for: np.ndarray
+    e_against: np.ndarray
+    miss_for: np.ndarray
+    miss_against: np.ndarray
 
 
-def mixtures(claims: int = 100) -> tuple[Mixture, ...]:
-    """A global null (every claim at 0, smallest effect 0: any verdict is false) and a mixture: 40% of claims with no
-    effect, 20% at the smallest effect 0.25, 40% at 0.5 (a seed-to-seed sd of 1)."""
-    share = [int(0.4 * claims), int(0.2 * claims)]
-    mixed = (0.0,) * share[0] + (0.25,) * share[1] + (0.5,) * (claims - sum(share))
-    return Mixture('global null', (0.0,) * claims, 0.0), Mixture('mixture', mixed, 0.25)
+def paths(fam: Family, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Paths:
+    """Paths of ledgers x [L, S, N] whose steps' true quantiles fill [lo, hi] [S]. The interval at threshold c (the
+    hull of {m: e(m) < c}) meets [lo, hi] exactly when some m <= hi and some m >= lo have e(m) < c: it misses from
+    c = max(inf over (-inf, hi], inf over [lo, inf)) down."""
+    inf = np.full_like(lo, np.inf)
+    bands = np.concatenate([fam.null_for, fam.null_against[:, None], np.stack([-inf, hi], 1)[:, None],
+                            np.stack([lo, inf], 1)[:, None]], axis=1)  # [S, 5, 2]
+    chunk = max(1, CHUNK // len(fam.tau))
+    infima = np.concatenate([band_infima(x[i:i + chunk], fam.tau, bands) for i in range(0, len(x), chunk)])
+    pad = (fam.steps < 0)[:, :, None]  # [C, K, 1]
+    e_for = np.where(pad, np.inf, infima[..., 0:2].min(-1)[:, fam.steps])  # [L, C, K, N]
+    e_against = np.where(pad, -np.inf, infima[..., 2][:, fam.steps])
+    miss = infima[..., 3:5].max(-1)[:, fam.steps]
+    k = fam.k[:, None]
+    weakest, strongest = e_for.argmin(2)[:, :, None], e_against.argmax(2)[:, :, None]  # verdicts.reading's steps
+    return Paths(e_for.min(2) / k, e_against.max(2) / k, np.take_along_axis(miss, weakest, 2)[:, :, 0] / k,
+                 np.take_along_axis(miss, strongest, 2)[:, :, 0] / k)
 
 
-def pilot_mixture(own: dict[str, np.ndarray]) -> Mixture:
-    """The second criterion's pilot (registered 2026-12-02 07:52 UTC, results/measurements.md): one claim per claim's
-    own values (own_values), effect Phi^-1(q) for q the share of its n seeds above 0, clipped to [1/(2n), 1 - 1/(2n)];
-    seed-to-seed sd 1, smallest effect 0.25."""
-    shares = [np.clip((v > 0).mean(), 0.5 / len(v), 1 - 0.5 / len(v)) for v in own.values()]
-    return Mixture('pilot', tuple(float(x) for x in stats.norm.ppf(shares)), 0.25)
+# --- the truths ------------------------------------------------------------------------------------------------
+
+def null_truth(fam: Family, distribution: str, boundary: str, ledgers: int, most: int,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A global null: every step's quantile at the edge of its null (BOUNDARIES), values drawn from `distribution`
+    shifted there and scaled by the step's unit -> (x [L, S, most], lo [S], hi [S])."""
+    draw, ppf = DISTRIBUTIONS[distribution]
+    if boundary == 'no effect':
+        edge = fam.null_for[:, 0, 1]  # 0, or a size's low edge
+    else:
+        size = np.isfinite(fam.null_for[:, 1, 0])  # a size's second band starts at its high edge
+        edge = np.where(size, fam.null_for[:, 1, 0], fam.null_against[:, 0])
+    x = edge[:, None] + fam.unit[:, None] * (draw(rng, (ledgers, len(fam.tau), most)) - ppf(fam.tau)[:, None])
+    return x, edge, edge
 
 
-def version_context(records: Path | str, version: int = PILOT_VERSION) -> Context:
-    """The Context of a records folder's runs of one numerics version; a ValueError where it has none (a republished
-    substrate's records: the pilot needs those it had before)."""
-    runs = load_records(records)
-    kept = runs.runs[runs.runs['numerics_version'] == version]
-    if kept.empty:
-        raise ValueError(f'{records}: no runs of numerics version {version}, the pilots\' version; give the records '
-                         'the substrate had before its republish (--pilots)')
-    return Context.build(select(runs, zip(kept['name'], kept['seed'])))
+def pilot_truth(fam: Family, tables: list[np.ndarray], ledgers: int, most: int,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each claim's published step quantities (tables: per claim [seeds, K]) resampled with replacement, a seed's
+    steps together -> (x [L, S, most], lo [S], hi [S]): the truth is the records' own distribution."""
+    x = np.empty((ledgers, len(fam.tau), most))
+    lo, hi = np.empty(len(fam.tau)), np.empty(len(fam.tau))
+    for table, row in zip(tables, fam.steps):
+        s = row[row >= 0]
+        x[:, s] = table[rng.integers(0, len(table), (ledgers, most))].transpose(0, 2, 1)
+        lo[s], hi[s] = quantile_set(table, fam.tau[s])
+    return x, lo, hi
 
 
-def pilot_scenario(ctx: Context, claims: dict, ids: tuple[str, ...], name: str) -> Scenario:
-    """The third criterion's pilot of one substrate: pilot_mixture of ctx's own values, each claim of the family (ids)
-    at its effect, NaN where ctx cannot price it (design_choice.draw draws it anew in each ledger)."""
-    own = own_values(ctx, claims)
-    pilot = pilot_mixture(own)
-    effects = dict(zip(own, pilot.effects))
-    return Scenario(name, tuple(effects.get(i, math.nan) for i in ids), pilot.smallest)
+def pilots(claims: tuple[dict, ...], inputs: pd.DataFrame) -> tuple[list[dict], list[np.ndarray]]:
+    """The claims with published values for every input (two seeds at least, on the claim's scale) and their step
+    quantities [seeds, K] (step_values)."""
+    kept, tables = [], []
+    for claim in claims:
+        try:
+            table = step_values(claim, claim_samples(inputs, claim))
+        except ArithmeticError:  # the log of a non-positive value: no e-value, outside the ledger's family
+            continue
+        if len(table) >= 2:
+            kept.append(claim)
+            tables.append(table)
+    return kept, tables
 
 
-def run_ledger(values: np.ndarray, smallest: float, looks: list[int], levels: list[float],
-               futility: float) -> tuple[np.ndarray, np.ndarray]:
-    """values [claims, seeds]: each claim's decision (1 for it, -1 against it, 0 none) and seeds used, with
-    one BH per look over the open claims' p-values for and against in the family of every claim (decided: 0 and 1,
-    futile: 1 and 1), as sequential_ledger does; futility: the plan's threshold (0: none)."""
-    claims = len(values)
-    verdict, seeds, open_ = np.zeros(claims, int), np.full(claims, looks[-1]), np.ones(claims, bool)
-    futile = 0  # claims stopped for futility: two p-values of 1 each; a decided claim: one of 0 and one of 1
-    for k, (n, level) in enumerate(zip(looks, levels)):
-        index = np.flatnonzero(open_)
-        seen = values[index, :n]
-        support = [Count(int(c), n) for c in (seen > 0).sum(1)]
-        against = [Count(int(c), n) for c in (seen < smallest).sum(1)]
-        p, p_against = np.array([c.p for c in support]), np.array([c.p for c in against])
-        done = int((verdict != 0).sum())
-        cutoff = bh_threshold(np.r_[p, p_against, np.zeros(done), np.ones(done + 2 * futile)], level)
-        decided = np.where(p <= cutoff, 1, np.where(p_against <= cutoff, -1, 0))
-        verdict[index], seeds[index] = decided, n
-        stop = decided != 0
-        if futility and k < len(looks) - 1:
-            chance = np.array([max(s.chance(looks[-1], levels[-1]), a.chance(looks[-1], levels[-1]))
-                               for s, a in zip(support, against)])
-            futile += int((~stop & (chance < futility)).sum())
-            stop |= chance < futility
-        open_[index[stop]] = False
-        if not open_.any():
-            break
-    return verdict, seeds
+# --- the ledgers, look by look --------------------------------------------------------------------------------------
+
+def ebh_rows(e: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """eprocess.ebh on each row of e [L, m] (no NaN): (rejected [L, m], threshold [L])."""
+    m = e.shape[1]
+    passing = -np.sort(-e, axis=1) >= m / (alpha * np.arange(1, m + 1))
+    rejections = np.where(passing.any(1), m - passing[:, ::-1].argmax(1), 0)
+    threshold = m / (alpha * np.maximum(rejections, 1))
+    return (e >= threshold[:, None]) & (rejections > 0)[:, None], threshold
 
 
-def draw_values(mixture: Mixture, rng: np.random.Generator, seeds: int) -> np.ndarray:
-    """One synthetic ledger's per-seed values [claims, seeds]: each claim's effect plus N(0, 1) per seed."""
-    effects = np.asarray(mixture.effects)
-    return effects[:, None] + rng.standard_normal((len(effects), seeds))
+def allocation(policy: str, null_e: np.ndarray, false_null: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """Which claims get the next seed [L, C]: null_e the largest e-value of a claim whose null is true (-inf: none),
+    false_null [C] whether a claim has a false null, alive whether it can take another seed (POLICIES)."""
+    if policy == 'uniform':
+        return alive
+    if policy == 'freeze winners':
+        return alive & (null_e < 1)
+    score = np.where(alive, null_e, -np.inf)
+    chased = max(1, math.ceil(CHASED[policy] * score.shape[1]))
+    top = np.argpartition(-score, chased - 1, axis=1)[:, :chased]
+    give = np.zeros_like(alive)
+    np.put_along_axis(give, top, np.take_along_axis(score, top, 1) > -np.inf, 1)
+    return give | (alive & false_null) if policy.endswith('discoveries') else give
 
 
-def ledger_characteristics(mixture: Mixture, ledgers: int, seed: int = 0, looks: list[int] = LOOKS,
-                           max_seeds: int = MAX_SEEDS, alpha: float = ALPHA) -> pd.DataFrame:
-    """Over `ledgers` simulated ledgers, for the sequential design (with and without futility) and a fixed design at
-    max_seeds: the false discovery rate over all verdicts (and its SE), P(any false verdict), the power to
-    reproduce the claims at 0.5, to contradict those at 0, and the mean seeds per claim."""
-    rng = np.random.default_rng(seed)
-    effects = np.asarray(mixture.effects)
-    designs = {'sequential': (looks, look_levels(looks, max_seeds, alpha), DEFAULT_PLAN.futility),
-               'sequential, no futility': (looks, look_levels(looks, max_seeds, alpha), 0.0),
-               f'fixed at {max_seeds}': ([max_seeds], [alpha], 0.0)}
-    found = {name: [] for name in designs}
-    for _ in range(ledgers):
-        values = draw_values(mixture, rng, max_seeds)
-        for name, (at, levels, futility) in designs.items():
-            verdict, seeds = run_ledger(values, mixture.smallest, at, levels, futility)
-            false = false_verdicts(verdict, effects, mixture.smallest)
-            found[name].append(dict(fdp=float(false_share(false, verdict)), any_false=false.any(),
-                                    power=(verdict[effects >= 0.5] == 1).mean() if (effects >= 0.5).any() else np.nan,
-                                    absent=(verdict[effects == 0] == -1).mean() if mixture.smallest > 0 else np.nan,
-                                    seeds=seeds.mean()))
-    rows = []
-    for name, runs in found.items():
-        frame = pd.DataFrame(runs)
-        rows.append(dict(ledger=mixture.name, design=name, fdr=frame['fdp'].mean(),
-                         fdr_se=frame['fdp'].std() / math.sqrt(ledgers), any_false=frame['any_false'].mean(),
-                         power=frame['power'].mean(), against_absent=frame['absent'].mean(),
-                         mean_seeds=frame['seeds'].mean()))
-    return pd.DataFrame(rows)
+def play(p: Paths, null_for: np.ndarray, null_against: np.ndarray, policy: str,
+         rule: str = RULES[0]) -> dict[str, np.ndarray]:
+    """Ledgers of paths p under `policy`, decided by `rule` at every look: per ledger [L] its FDP at its first look
+    with a false verdict and its FCP at its first look with a missed interval (else at its last), with its claims
+    with a verdict and its mean seeds a claim at the first."""
+    ledgers, claims, most = p.e_for.shape
+    seeds = np.full((ledgers, claims), most if policy == 'fixed' else FIRST)
+    out = {name: np.full(ledgers, np.nan) for name in ('fdp', 'fcp', 'verdicts', 'seeds')}
+    open_fdr, open_fcr = np.ones(ledgers, bool), np.ones(ledgers, bool)
+    false_null = ~(null_for & null_against)
+    while (active := np.flatnonzero(open_fdr | open_fcr)).size:
+        at = (active[:, None], np.arange(claims), seeds[active] - 1)
+        e = np.concatenate([p.e_for[at], p.e_against[at]], axis=1)  # [A, 2C]
+        if rule == RULES[0]:
+            rejected, threshold = ebh_rows(e, ALPHA)
+        else:
+            threshold = np.full(len(active), 1 / ALPHA)
+            rejected = e >= 1 / ALPHA
+        r_for, r_against = rejected[:, :claims], rejected[:, claims:]
+        false = (r_for & null_for).sum(1) + (r_against & null_against).sum(1)
+        verdicts = r_for | r_against
+        printed = np.where(r_against, p.miss_against[at], p.miss_for[at])
+        missed = (verdicts & (printed >= threshold[:, None])).sum(1)
+        null_e = np.maximum(np.where(null_for, e[:, :claims], -np.inf), np.where(null_against, e[:, claims:], -np.inf))
+        give = (np.zeros((len(active), claims), bool) if policy == 'fixed'
+                else allocation(policy, null_e, false_null, seeds[active] < most))
+        last = ~give.any(1)
+        stop = open_fdr[active] & ((false > 0) | last)
+        out['fdp'][active[stop]] = (false / np.maximum(rejected.sum(1), 1))[stop]
+        out['verdicts'][active[stop]] = verdicts.sum(1)[stop]
+        out['seeds'][active[stop]] = seeds[active[stop]].mean(1)
+        open_fdr[active[stop]] = False
+        stop = open_fcr[active] & ((missed > 0) | last)
+        out['fcp'][active[stop]] = (missed / np.maximum(verdicts.sum(1), 1))[stop]
+        open_fcr[active[stop]] = False
+        seeds[active] += give
+    return out
 
 
-# --- choosing a design by one registered criterion (registered 2026-12-02 00:07 UTC, before its table was computed) ---
-# (The second criterion, for substrates 2 and 3, registered 2026-12-02 07:52 UTC: the same, the cost judged on the
-# pilot mixture, pilot_mixture(), instead of the synthetic mixture.)
-# Among sequential designs (initial, step, max 40, gamma, futility), the best has the fewest expected job-seconds per
-# decided claim on the synthetic mixture ledger, among those whose simulated false discovery rate is not above alpha
-# beyond Monte Carlo error (mean - 2 SE <= alpha) under the global null and the mixture, and whose every look can
-# decide a sign-test claim (2^-n_k <= its level).
-# Cost model, from the published run's descriptive figures only: claims share sources round robin, as the chapter's
-# 91 claims share 28 cells and experiments; a source gets the first look's seeds, then the most seeds any of its
-# claims asks for; a run job costs 23 s (the baseline cell inside the workflow), a look 18.4 s.
-RUN_SECONDS, LOOK_SECONDS, CLAIMS_PER_SOURCE = 23.0, 18.4, 91 / 28
+def summary(scenario: str, policy: str, rule: str, out: dict[str, np.ndarray]) -> dict:
+    """One row of the table: the means of the ledgers' FDP and FCP with their Monte Carlo SEs, verdicts and seeds."""
+    def se(v):
+        return float(np.std(v, ddof=1) / math.sqrt(len(v)))
+    return dict(scenario=scenario, policy=policy, rule=rule, ledgers=len(out['fdp']), fdr=float(out['fdp'].mean()),
+                fdr_se=se(out['fdp']), fcr=float(out['fcp'].mean()), fcr_se=se(out['fcp']),
+                verdicts=float(out['verdicts'].mean()), seeds=float(out['seeds'].mean()))
 
 
-def every_look_decides(looks: list[int], levels: list[float]) -> bool:
-    """Whether a sign-test claim can be decided at every look: its smallest p (every seed on its side, 2^-n_k) at or
-    below the look's level."""
-    return all(exceed_p(n, n) <= level for n, level in zip(looks, levels))
+def truths(substrates: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+    """The table's truths in order: ('null', distribution, boundary) for each, then ('pilot', substrate, its
+    claim_inputs.csv) for each substrate given (default: every published design's)."""
+    designs = {substrate_of(c): Path(c['results_dir']) / 'tables' / 'claim_inputs.csv'
+               for c in map(load_design, PUBLISHED_DESIGNS)}
+    unknown = [name for name in substrates or () if name not in designs]
+    if unknown:
+        raise ValueError(f'substrate {unknown[0]!r}: expected one of {", ".join(designs)}')
+    return ([('null', d, b) for b in BOUNDARIES for d in DISTRIBUTIONS] +
+            [('pilot', name, str(designs[name])) for name in substrates or designs])
 
 
-def design_cost(seeds: np.ndarray, looks: list[int]) -> float:
-    """Job-seconds of one ledger's design: seeds [claims] each claim used, its sources shared round robin."""
-    sources = max(1, round(len(seeds) / CLAIMS_PER_SOURCE))
-    per_source = np.full(sources, looks[0])
-    np.maximum.at(per_source, np.arange(len(seeds)) % sources, seeds)
-    return float(per_source.sum() * RUN_SECONDS + (looks.index(int(seeds.max())) + 1) * LOOK_SECONDS)
+def truth_rows(truth: tuple[str, str, str], ledgers: int, most: int, seed: int) -> list[dict]:
+    """One truth's rows: every policy under the ledger's rule and the uniform looks under the invalid rule, its draws
+    seeded by (seed, a checksum of the truth's kind and name), whatever else the table holds."""
+    kind, name, detail = truth
+    rng = np.random.default_rng([seed, zlib.crc32(f'{kind}: {name}'.encode())])
+    entries = ledger_claims()
+    if kind == 'null':
+        fam, scenario = family(entries), f'null: {name}, at {detail}'
+        x, lo, hi = null_truth(fam, name, detail, ledgers, most, rng)
+    else:
+        kept, tables = pilots(entries, pd.read_csv(detail))
+        fam, scenario = family(kept), f'pilot: {name} ({len(kept)} claims)'
+        x, lo, hi = pilot_truth(fam, tables, ledgers, most, rng)
+    p, (null_for, null_against) = paths(fam, x, lo, hi), nulls(fam, lo, hi)
+    rows = [summary(scenario, policy, RULES[0], play(p, null_for, null_against, policy)) for policy in POLICIES]
+    return rows + [summary(scenario, 'uniform', RULES[1], play(p, null_for, null_against, 'uniform', RULES[1]))]
 
 
-def design_row(spec: dict, ledgers: int, seed: int = 0, pilot: Mixture | None = None) -> dict:
-    """One design's operating characteristics over `ledgers` synthetic ledgers of each scenario (mixtures()): the
-    false discovery rates, and the claims decided and job-seconds on the mixture, or on `pilot` when given."""
-    plan = seed_plan({'seeds': spec})
-    looks = list(plan.looks)
-    levels = look_levels(looks, plan.max_seeds, ALPHA, plan.gamma)
-    row = dict(spec, every_look_decides=every_look_decides(looks, levels))
-    scenarios = mixtures()
-    priced = pilot or scenarios[1]  # the ledger the cost is judged on
-    for mixture in (*scenarios, *([pilot] if pilot else [])):
-        rng = np.random.default_rng(seed)
-        fdp, decided, cost = [], [], []
-        for _ in range(ledgers):
-            verdict, seeds = run_ledger(draw_values(mixture, rng, plan.max_seeds), mixture.smallest, looks, levels,
-                                        plan.futility)
-            fdp.append(float(false_share(false_verdicts(verdict, mixture.effects, mixture.smallest), verdict)))
-            decided.append(int((verdict != 0).sum()))
-            cost.append(design_cost(seeds, looks))
-        if mixture is not pilot:
-            key = 'null' if mixture.smallest == 0 else 'mixture'
-            row.update({f'fdr_{key}': float(np.mean(fdp)),
-                        f'fdr_{key}_se': float(np.std(fdp, ddof=1) / math.sqrt(ledgers))})  # as ledger_characteristics
-        if mixture is priced:
-            row.update(decided=float(np.mean(decided)), job_seconds=float(np.mean(cost)),
-                       per_decided=float(np.mean(cost) / max(np.mean(decided), 1e-9)))
-    return row
+def simulate(ledgers: int = LEDGERS, most: int = MOST, seed: int = 0, substrates: tuple[str, ...] | None = None,
+             jobs: int = 1) -> pd.DataFrame:
+    """The table (COLUMNS): every truth of truths(substrates), its rows computed in `jobs` processes."""
+    every = truths(substrates)
+    if jobs == 1:
+        found = [truth_rows(t, ledgers, most, seed) for t in every]
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            found = list(pool.map(truth_rows, every, *([v] * len(every) for v in (ledgers, most, seed))))
+    return pd.DataFrame([row for rows in found for row in rows], columns=COLUMNS)
 
 
-def design_table(specs: list[dict], ledgers: int, seed: int = 0, jobs: int = 1,
-                 pilot: Mixture | None = None) -> pd.DataFrame:
-    """design_row for each design (in `jobs` processes), and the criterion's choice marked (column chosen): the
-    first criterion's (cost on the mixture) or, with `pilot`, the second's (cost on the pilot mixture)."""
-    with ProcessPoolExecutor(jobs) as pool:
-        rows = list(pool.map(design_row, specs, [ledgers] * len(specs), [seed] * len(specs), [pilot] * len(specs)))
-    table = pd.DataFrame(rows)
-    eligible = table['every_look_decides'] & (table['fdr_null'] - 2 * table['fdr_null_se'] <= ALPHA) & (
-        table['fdr_mixture'] - 2 * table['fdr_mixture_se'] <= ALPHA)
-    table['chosen'] = False
-    if eligible.any():
-        table.loc[table.loc[eligible, 'per_decided'].idxmin(), 'chosen'] = True
-    return table
-
-
-DESIGNS = [dict(initial=initial, step=step, max=40, gamma=gamma, futility=0.1)
-           for initial in (10, 12, 15) for step in (5, 10) for gamma in (-2.0, -4.0, -6.0)]
-
-
-def futility_savings(ctx: Context, plan: SeedPlan = DEFAULT_PLAN) -> dict[str, int]:
-    """The published design replayed with and without futility: the run jobs of the stages after the first (the
-    sources the open claims read, times the seeds each stage adds)."""
-    jobs, looks = {}, plan.looks
-    for label, threshold in (('with futility', plan.futility), ('without', 0.0)):
-        plans = [next_stage(ctx, plan, k, futility=threshold)['next'] for k in range(1, len(looks))]
-        jobs[label] = sum(len(plan.get('sources', [])) * (b - a) for plan, a, b in zip(plans, looks, looks[1:]))
-    return jobs
-
-
-def third_criterion(ledgers: int, seed: int = 0, jobs: int = 1, costs: list[str] | None = None,
-                    pilots: list[str] | None = None) -> pd.DataFrame:
-    """design_choice.design_table over CANDIDATES for the published designs: the family of the first (the default
-    design), a pilot from each one's version-4 records and its cost table (costs, pilots: the cost tables and records
-    folders, in PUBLISHED_DESIGNS' order; default each one's results_dir/costs.csv and results_dir/records). A
-    ValueError naming a records folder without version-4 runs."""
-    designs = [load_design(path) for path in PUBLISHED_DESIGNS]
-    folders = pilots or [Path(design['results_dir']) / 'records' for design in designs]
-    contexts = [version_context(folder) for folder in folders]
-    claims = load_claims(chapter=contexts[0].chapter)
-    found = family(claims, designs[0], contexts[0])
-    pilots = [pilot_scenario(ctx, claims, found.ids, substrate_of(design)) for ctx, design in zip(contexts, designs)]
-    tables = costs or [Path(design['results_dir']) / COSTS_FILE for design in designs]
-    return family_table(CANDIDATES, found, pilots, {pilot.name: prices(cost_table(table), found)
-                                                    for pilot, table in zip(pilots, tables)}, ledgers, seed, jobs)
+def check(table: pd.DataFrame, alpha: float = ALPHA) -> tuple[bool, str]:
+    """Whether every row under the ledger's rule keeps FDR and FCR at most alpha (mean + 2 SE), and the worst rows."""
+    valid, lines, ok = table[table['rule'] == RULES[0]], [], True
+    for rate in ('fdr', 'fcr'):
+        bound = valid[rate] + 2 * valid[f'{rate}_se']
+        worst = valid.loc[bound.idxmax()]
+        ok &= bool(bound.max() <= alpha)
+        lines.append(f'worst {rate.upper()}: {number(worst[rate])} + 2 x {number(worst[f"{rate}_se"])} = '
+                     f'{number(bound.max())} ({worst["scenario"]}, {worst["policy"]})')
+    return ok, '; '.join(lines) + f': {"at most" if ok else "ABOVE"} {number(alpha)}'
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m analysis.ledger.simulation', description=__doc__)
-    parser.add_argument('--reps', type=int, default=200_000, help='simulated claims per calibration source')
-    parser.add_argument('--ledgers', type=int, default=400, help='simulated ledgers of 100 claims per scenario')
-    parser.add_argument('--records', default='results/records', help='published records (own values, futility)')
-    parser.add_argument('--job-seconds', type=float, default=34.0,
-                        help='seconds of one run job (a first stage of 280 runs took 9,600 job-seconds)')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--designs', action='store_true',
-                        help='only the registered criterion\'s table over DESIGNS (synthetic ledgers, no records)')
-    parser.add_argument('--jobs', type=int, default=1, help='processes for --designs and --family')
-    parser.add_argument('--pilot', action='store_true',
-                        help="with --designs: the second criterion, cost on the pilot mixture from --records' claims")
-    parser.add_argument('--family', action='store_true',
-                        help="only the third criterion's table: design_choice.CANDIDATES on the family, priced by "
-                             "each published design's pilot (its version-4 records) and cost table")
-    parser.add_argument('--costs', nargs=len(PUBLISHED_DESIGNS), metavar='CSV',
-                        help=f'with --family: the cost tables (source, cpu_s) of {", ".join(PUBLISHED_DESIGNS)} '
-                             '(default: each one\'s results_dir/costs.csv)')
-    parser.add_argument('--pilots', nargs=len(PUBLISHED_DESIGNS), metavar='RECORDS',
-                        help='with --family: the version-4 records folders of the pilots, in the order of --costs '
-                             '(default: each one\'s results_dir/records)')
-    parser.add_argument('--out', default='results/across/designs.csv', help='with --family: the table written')
+    """The CLI (the module's header): prints the table and the check, writes both to --out; 1 where the check fails."""
+    parser = argparse.ArgumentParser(prog='python -m analysis.ledger.simulation', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--ledgers', type=int, default=LEDGERS, help='ledgers a row (default: %(default)s)')
+    parser.add_argument('--max-seeds', type=int, default=MOST, help='seeds a claim at most (default: %(default)s)')
+    parser.add_argument('--seed', type=int, default=0, help='the draws\' seed (default: %(default)s)')
+    parser.add_argument('--substrates', nargs='+', help='pilots of these substrates (default: every published one)')
+    parser.add_argument('--jobs', type=int, default=2, help='processes, a truth each (default: %(default)s)')
+    parser.add_argument('--out', help='write the table and the check (Markdown) here too')
     args = parser.parse_args(argv)
-    if args.family:
-        try:
-            table = third_criterion(args.ledgers, args.seed, args.jobs, args.costs, args.pilots)
-        except ValueError as error:
-            parser.error(str(error))
-        print(f"## The third criterion's designs ({args.ledgers} ledgers per scenario)\n")
-        print(to_markdown(table))
-        for design, cost in table.loc[table['chosen'], ['design', 'per_decided']].itertuples(index=False):
-            print(f'chosen: {design}, {cost:.1f} job-seconds per decided claim')
-        write_text(args.out, table.to_csv(index=False))
-        return 0
-    ctx = Context.build(load_records(args.records)) if args.pilot or not args.designs else None
-    if args.designs:
-        pilot = pilot_mixture(own_values(ctx, load_claims(chapter=ctx.chapter))) if args.pilot else None
-        print(f'## Designs by job-seconds per decided claim ({args.ledgers} synthetic ledgers per scenario'
-              f'{f"; cost on the pilot of {len(pilot.effects)} claims" if pilot else ""})\n')
-        print(to_markdown(design_table(DESIGNS, args.ledgers, args.seed, args.jobs, pilot)))
-        return 0
-    table = calibration(args.reps, args.seed, own_values(ctx, load_claims(chapter=ctx.chapter)))
-    print(f'looks at {LOOKS} of {MAX_SEEDS} seeds; levels ' + ', '.join(f'{v:.3g}' for v in look_levels(LOOKS,
-                                                                                                      MAX_SEEDS)))
-    print(f'\n## Calibration: false-verdict rate over the look\'s level ({args.reps} claims per source)\n')
-    worst = table.loc[table.groupby('source')['ratio'].idxmax()].sort_values('ratio', ascending=False)
-    print(to_markdown(worst.head(12)))
-    print(f'\nsources: {table["source"].nunique()}; largest ratio {table["ratio"].max():.3f} '
-          f'(promise: at most {PROMISE}); looks over it: {int((table["ratio"] > PROMISE).sum())}')
-    print(f'\n## Ledgers of 100 claims ({args.ledgers} per scenario)\n')
-    print(to_markdown(pd.concat([ledger_characteristics(m, args.ledgers, args.seed) for m in mixtures()])))
-    jobs = futility_savings(ctx)
-    saved = jobs['without'] - jobs['with futility']
-    print(f'\n## Futility on the published records\n\nrun jobs after stage 1: {jobs["without"]} without futility, '
-          f'{jobs["with futility"]} with it: {saved} jobs saved, {saved * args.job_seconds:,.0f} job-seconds at '
-          f'{args.job_seconds:g} s a job')
-    return 0
-
+    start = time.perf_counter()
+    table = simulate(args.ledgers, args.max_seeds, args.seed, tuple(args.substrates or ()) or None, args.jobs)
+    ok, verdict = check(table)
+    text = (to_markdown(table) + f'\n{verdict}. alpha {number(ALPHA)}, {args.ledgers} ledgers a row, {FIRST} to '
+            f'{args.max_seeds} seeds a claim, seed {args.seed}, {args.jobs} processes: '
+            f'{time.perf_counter() - start:.0f} s.\n')
+    print(text, end='')
+    if args.out:
+        write_text(args.out, text)
+    return 0 if ok else 1
 
 if __name__ == '__main__':
     raise SystemExit(main())
