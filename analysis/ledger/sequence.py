@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from .chapter import Context
-from .claims import FINDING, group, load_claims, samples
+from .claims import group, load_claims, samples
 from .verdicts import clean, decide
 
-COLUMNS = ['id', 'seeds', 'verdict', 'estimate', 'ci_low', 'ci_high', 'e', 'e_against']
+COLUMNS = ['id', 'seeds', 'verdict', 'estimate', 'ci_low', 'ci_high', 'effect', 'e', 'e_against']
 
 
 def first_seeds(values: pd.Series, n: int) -> pd.Series:
@@ -19,12 +19,13 @@ def first_seeds(values: pd.Series, n: int) -> pd.Series:
 
 
 def sequences(ctx: Context, threshold: float, claims: dict | None = None) -> pd.DataFrame:
-    """Per statistical claim with values and per seed count n: its row on the first n seeds of each input, at
-    `threshold` (the ledger's). Columns COLUMNS."""
+    """Per statistical claim or finding with values and per seed count n: its row on the first n seeds of each input,
+    at `threshold` (the ledger's); a finding's verdict is the one its numbers would get. Columns COLUMNS (effect: the
+    smallest effect of the step the row prints)."""
     claims = claims or load_claims(chapter=ctx.chapter)
     rows = []
     for claim in claims['claims']:
-        if group(claim) in ('check', FINDING):
+        if group(claim) == 'check':
             continue
         found = samples(claim, ctx)
         if any(f.note for f in found):
