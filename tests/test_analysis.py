@@ -23,6 +23,7 @@ from analysis.stats.metrics import log_weight_values, values
 from analysis.pages.report import FINDINGS_FILE, aggregate
 from analysis.text import to_markdown
 from scipy import stats as scipy_stats
+from analysis.stats.eprocess import ebh
 from analysis.stats.inference import describe, seeds_for_power
 from analysis.ledger.verdicts import DECIDED, DIRECTION_VERDICTS, SUPPORTED, VERDICTS, decide
 
@@ -367,7 +368,7 @@ def test_the_ledger_covers_the_chapter(ctx):
     assert set(out.loc[~out['group'].isin(['check', 'finding']), 'verdict']) <= {*VERDICTS, 'untested'}
     assert set(out.loc[out['group'] == 'check', 'verdict']) == {'pass'}  # T4, T5, T12: apart from the claims
     decided = out[out['verdict'].isin(DECIDED)]
-    assert decided['p'].notna().all() and decided['numbers'].ne('').all() and len(decided) >= 30
+    assert decided['e'].notna().all() and decided['numbers'].ne('').all() and len(decided) >= 30
     assert out.loc[out['verdict'] == 'untested', 'note'].ne('').all()
     by_id = out.set_index('id')
     assert by_id.loc['heldout-below-train-lam1', 'verdict'] == 'reproduced'
@@ -382,26 +383,33 @@ def test_the_ledger_covers_the_chapter(ctx):
 
 
 def test_the_ledger_corrects_across_claims_and_decide_recomputes_every_row(ctx):
+    """One family: the e-values for and against every judged claim, e-BH at 0.05; its threshold m / (alpha R) is the
+    one every verdict is read at, and each row decided again alone at that threshold, from claim_inputs alone, gets
+    the same verdict and e-values."""
     out = ledger(ctx)
-    tested = out[~out['group'].isin(['check', 'finding'])]
-    pooled = np.r_[tested['p'], tested['p_against']]  # one family: every p for and against
-    ok = np.isfinite(pooled)
-    q = np.full(len(pooled), np.nan)
-    q[ok] = scipy_stats.false_discovery_control(pooled[ok])
-    assert np.r_[tested['q'], tested['q_against']] == pytest.approx(q, nan_ok=True)
-    assert ((tested['q'] <= 0.05) & (tested['n'] >= 3) == tested['verdict'].isin(SUPPORTED)).all()
+    tested = out[~out['group'].isin(['check', 'finding']) & (out['verdict'] != 'untested')]
+    pooled = np.r_[tested['e'], tested['e_against']]  # one family: every e-value for and against
+    rejected, threshold = ebh(pooled, 0.05)
+    assert out.attrs['threshold'] == pytest.approx(threshold) and out.attrs['alpha'] == 0.05
+    assert out.attrs['family'] == int(np.isfinite(pooled).sum()) and out.attrs['rejections'] == int(rejected.sum())
+    assert 0 < out.attrs['rejections'] < out.attrs['family']  # the synthetic runs decide some claims, not all
+    assert threshold == pytest.approx(out.attrs['family'] / (0.05 * out.attrs['rejections']))
+    assert (((tested['e'] >= threshold) & (tested['e_against'] < threshold) & (tested['n'] >= 3))
+            == tested['verdict'].isin(SUPPORTED)).all()
+    assert (tested['level'].dropna() >= 1 - 1 / threshold - 1e-12).all()  # every interval at the threshold (or past)
     assert out.loc[out['group'] == 'finding', 'verdict'].isin(['finding', 'untested']).all()
-    assert out['q'].notna().sum() > 30
-    thresholds = (out.attrs['cutoff'], out.attrs['cutoff'])
+    assert out['e'].notna().sum() > 30
     inputs = claim_inputs(ctx)
     assert list(inputs.columns) == ['id', 'input', 'seed', 'value']
     for claim in load_claims()['claims']:  # one call per claim, from claim_inputs alone
         rows = inputs[inputs['id'] == claim['id']]
         series = [rows[rows['input'] == i].set_index('seed')['value'] for i in range(len(claim['inputs']))]
-        again = decide(claim, series, thresholds)
+        again = decide(claim, series, threshold)
         mine = out.set_index('id').loc[claim['id']]
         assert again['verdict'] == mine['verdict'] or mine['verdict'] == 'finding', claim['id']
-        assert again['p'] == pytest.approx(mine['p'], nan_ok=True), claim['id']
+        assert again['e'] == pytest.approx(mine['e'], nan_ok=True), claim['id']
+        assert again['e_against'] == pytest.approx(mine['e_against'], nan_ok=True), claim['id']
+        assert again['interval'] == mine['interval'], claim['id']
 
 
 def claim(kind: str, inputs: list[dict], **extra) -> dict:
@@ -447,7 +455,7 @@ def run(spec: dict, ctx: Context, **options) -> dict:
 def test_every_verdict_of_every_kind_is_reachable(ctx, spec, verdict):
     out = run(spec, ctx)
     assert out['verdict'] == verdict, out
-    assert math.isfinite(out['p']) and out['n'] == len(SEEDS)
+    assert math.isfinite(out['e']) and math.isfinite(out['e_against']) and out['n'] == len(SEEDS)
 
 
 def test_missing_inputs_are_untested_and_too_few_seeds_inconclusive(tree, tmp_path, ctx):
@@ -461,7 +469,9 @@ def test_missing_inputs_are_untested_and_too_few_seeds_inconclusive(tree, tmp_pa
     five = Context.build(load_runs(tmp_path))
     out = run(claim('greater', TRAIN_HELD, paired=True, min_seeds=6), five)
     assert out['verdict'] == 'inconclusive' and out['note'] == 'n=5 < 6 seeds'
-    assert run(claim('greater', TRAIN_HELD, paired=True), five)['verdict'] == 'reproduced'  # 5 of 5: p = 1/32
+    five_of_five = run(claim('greater', TRAIN_HELD, paired=True), five)  # e = (E(5 of 5) + E(0 of 5)) / 2 = 8.4
+    assert five_of_five['verdict'] == 'inconclusive' and five_of_five['e'] == pytest.approx(8.365, abs=1e-3)
+    assert run(claim('greater', TRAIN_HELD, paired=True), five, threshold=5.0)['verdict'] == 'reproduced'
     empty = ledger(Context.build(load_runs(tmp_path / 'nothing')))
     assert empty['verdict'].eq('untested').all() and empty['note'].ne('').all()
 
@@ -488,7 +498,7 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     figures |= {f'claims/{claim}.svg' for claim in drawn}  # one figure per claim with values
     records = {f for f in first if f.startswith('records/')}
     assert {'records/runs.parquet', 'records/summaries.parquet', 'records/aggregate.json'} <= records
-    tables |= {'tables/claim_inputs.csv', 'tables/looks.csv'}
+    tables |= {'tables/claim_inputs.csv', 'tables/sequences.csv', 'tables/family.csv'}
     assert set(first) - records == tables | figures | {'README.md', 'claims.md'}  # and no temporary file left behind
     assert all(first.values())
     assert first['figures/fig8_1.svg'].startswith(b'<?xml') and first['figures/fig8_1.png'][:4] == b'\x89PNG'
@@ -496,11 +506,12 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     readme = first['README.md'].decode()
     assert '## Claims' in readme and f'| pass_train | baseline | {len(SEEDS)} |' in readme
     assert '(tables/T7.md)' in readme
-    # a header per table (5 of claims, 1 of looks), the one look of a fixed design, the counts (a header, 5 rows), the
-    # verdict words (a header, 2 rows) and the claims awaiting their runs (a header and a row each)
+    # a header per table of claims (5, checks included), the counts (a header, 5 rows), the verdict words (a header, 2
+    # rows), the open claims by the seeds they need (a header, 4 groups) and the claims awaiting their runs (a header
+    # and a row each)
     claims = load_claims()
     awaiting = 1 + len(claims['awaiting']) if claims['awaiting'] else 0
-    assert first['claims.md'].decode().count('\n| ') == len(claims['claims']) + 6 + 1 + 6 + 3 + awaiting
+    assert first['claims.md'].decode().count('\n| ') == len(claims['claims']) + 5 + 6 + 3 + 5 + awaiting
     cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
     assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
                                    'method', 'status', 'diverged']
@@ -569,7 +580,7 @@ def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_f
     aggregate(load_runs(tree / 'runs', tree / 'experiments'), tmp_path)
     index = (tmp_path / 'README.md').read_text()
     sections = [line for line in index.splitlines() if line.startswith('## ')]
-    assert sections[:4] == ['## Claims', '## Headline findings', '## Stages', '## Figures'], sections
+    assert sections[:4] == ['## Claims', '## Headline findings', '## The evidence', '## Figures'], sections
     opening = index.split('## Headline findings')[1].split('## Figures')[0]
     findings = [line for line in opening.splitlines() if line.startswith('- **')]
     chosen = yaml.safe_load(FINDINGS_FILE.read_text())['findings']
@@ -584,8 +595,8 @@ def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_f
                    for c in load_claims()['claims'])
     rows = {line.split(' | ')[0].strip('| '): line.split(' | ')[1] for line in counts.splitlines()[2:]}
     assert counts.startswith('| claims | count | verdicts | direction: reproduced | direction: reversed | direction: short of the '
-                             'claim | direction: inconclusive | size: inside | size: outside | size: inconclusive | of '
-                             'the inconclusive, futile | untested | fragile |')
+                             'claim | direction: inconclusive | size: inside | size: outside | size: inconclusive | '
+                             'untested | fragile |')
     assert rows['the headline: encoded before their verdict'] == str(headline)  # revised encodings counted apart
     every = rows["the chapter's, all"]
     assert words.startswith('`count` is claims, `verdicts` their directions and sizes together') and \
