@@ -108,7 +108,8 @@ def test_the_promise_counts_what_the_table_counts(substrate):
     """claims.md's promise names as many verdicts and claims as its table's rows add up to."""
     folder = SUBSTRATES[substrate]
     text = (folder / 'claims.md').read_text()
-    verdicts, claims = map(int, re.search(r'Over all (\d+) verdicts of the (\d+) claims', text).groups())
+    verdicts, claims = map(int, re.search(r'over the (\d+) directions\s+and sizes of its (\d+) claims with a verdict',
+                                          text).groups())
     ledger = read_ledger(folder / 'tables' / 'claims.csv')
     judged = ledger[~ledger['group'].isin(['check', FINDING])]
     assert verdicts == len(judged) and claims == int((~derived(judged)).sum())
