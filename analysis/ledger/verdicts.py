@@ -245,16 +245,20 @@ class Bet:
     def e_against(self) -> float:
         return self.game.e_null(*self.null_against)
 
-    def tests(self) -> dict[str, tuple[str, list[tuple[int, float]]]]:
-        """Per route (for, against) the one-sided counts that decide it, as (needs 'all' or 'any', [(seeds on the
-        side, the null's share)]): what a projection of seeds to a verdict reads."""
+    @property
+    def quantile(self) -> float:
+        """The estimate: the quantile of the per-seed values the game is about."""
+        return float(np.quantile(self.game.x, self.game.tau))
+
+    def tests(self) -> dict[str, list[tuple[int, float]]]:
+        """Per route the one-sided counts that decide it, each (seeds on its side, the null's share): to_for (every
+        one must pass) and to_against (any one may): what a projection of seeds to a verdict reads."""
         x, tau = self.game.x, self.game.tau
         (low_f, high_f, _), (low_a, high_a, _) = self.null_for, self.null_against
         if self.null_for[2]:  # a size: inside needs both edges, outside either
-            return dict(to_for=('all', [(int((x > low_f).sum()), 0.5), (int((x < high_f).sum()), 0.5)]),
-                        to_against=('any', [(int((x < low_a).sum()), 0.5), (int((x > high_a).sum()), 0.5)]))
-        return dict(to_for=('all', [(int((x > high_f).sum()), 1 - tau)]),
-                    to_against=('any', [(int((x < low_a).sum()), tau)]))
+            return dict(to_for=[(int((x > low_f).sum()), 0.5), (int((x < high_f).sum()), 0.5)],
+                        to_against=[(int((x < low_a).sum()), 0.5), (int((x > high_a).sum()), 0.5)])
+        return dict(to_for=[(int((x > high_f).sum()), 1 - tau)], to_against=[(int((x < low_a).sum()), tau)])
 
 
 def directional(claim: dict, samples: list[pd.Series]) -> dict:
@@ -419,9 +423,12 @@ def reading(claim: dict, found: dict, threshold: float, against: bool) -> dict:
     effect). A direction of K steps prints one step at K times the threshold (its e-values are over K): the step
     against the claim where the claim is decided against, else the weakest step for it."""
     bets = found['bets']
-    chosen = max(bets, key=lambda b: b.e_against) if against else min(bets, key=lambda b: b.e_for)
+    if against:  # the step most confidently short; of equals, the one furthest below its smallest effect
+        chosen = max(bets, key=lambda b: (b.e_against, b.effect - b.quantile))
+    else:  # the weakest step; of equally supported steps, the smallest
+        chosen = min(bets, key=lambda b: (b.e_for, b.quantile))
     low, high, low_open, high_open = chosen.game.interval(threshold * len(bets))
-    estimate = float(np.quantile(chosen.game.x, chosen.game.tau))
+    estimate = chosen.quantile
     scale = claim.get('scale', 'raw')
     out = dict(reversed=False)
     if claim['kind'] != 'about':
@@ -454,24 +461,25 @@ def seeds_group(seeds: float) -> str:
 
 
 def outlook(found: dict, threshold: float, power: float) -> dict:
-    """The seeds at which the claim reaches a verdict with probability `power` if further seeds land as its seeds
-    so far did, at the ledger's threshold: per route (for it: every count; against it: any one), each one-sided bet
-    at twice the threshold times the claim's steps (its e-value averages two bets), the likelier route; with the
-    seeds at the ends of the binding count's 95% interval (Clopper-Pearson)."""
+    """The seeds at which the claim reaches a verdict with probability at least `power` if further seeds land as its
+    seeds so far did, at the ledger's threshold: each one-sided bet at twice the threshold times the claim's steps (its
+    e-value averages two bets); for it, every count of m must pass, each asked for power 1 - (1 - power) / m (a union
+    bound, whatever their dependence); against it, any one at `power`; the likelier route. With the seeds at the ends
+    of the binding count's 95% interval (Clopper-Pearson)."""
     bets, n = found['bets'], found['n']
     bar = 2 * threshold * len(bets)
     routes = {}
     for route in ('to_for', 'to_against'):
-        needs = [bet.tests()[route] for bet in bets]
-        counts = [c for _, tests in needs for c in tests]
-        seeds = [seeds_for_power(count / n, bar, share, power) for count, share in counts]
+        counts = [c for bet in bets for c in bet.tests()[route]]
+        each = 1 - (1 - power) / len(counts) if route == 'to_for' else power
+        seeds = [seeds_for_power(count / n, bar, share, each) for count, share in counts]
         order = np.argsort(np.nan_to_num(seeds, nan=np.inf), kind='stable')
         binding = order[-1] if route == 'to_for' else order[0]  # for: every count; against: any one
-        routes[route] = (seeds[binding], counts[binding])
+        routes[route] = (seeds[binding], counts[binding], each)
     route = min(routes, key=lambda r: np.nan_to_num(routes[r][0], nan=np.inf))
-    seeds, (count, share) = routes[route]
+    seeds, (count, share), each = routes[route]
     ends = stats.binomtest(count, n).proportion_ci(0.95)
-    ends = [seeds_for_power(p, bar, share, power) for p in (ends.high, ends.low)]
+    ends = [seeds_for_power(p, bar, share, each) for p in (ends.high, ends.low)]
     text = ', '.join(f'>{MAX_SEEDS}' if math.isnan(v) else str(int(v)) for v in ends)
     return dict(n_80=seeds, seeds_group=seeds_group(seeds if math.isfinite(seeds) else math.inf),
                 power_note=f'{route.replace("to_", "")} the claim: {count} of {n} seeds on its side, {text} seeds at '

@@ -45,8 +45,9 @@ def log_e_value(count, n, share: float = 0.5, prior: tuple[float, float] = PRIOR
 
 
 def e_value(count, n, share: float = 0.5, prior: tuple[float, float] = PRIOR) -> np.ndarray:
-    """E_n of the mixture bet for `count` of n seeds on the side (log_e_value's exp)."""
-    return np.exp(log_e_value(count, n, share, prior))
+    """E_n of the mixture bet for `count` of n seeds on the side (log_e_value's exp; inf beyond float range)."""
+    with np.errstate(over='ignore'):
+        return np.exp(log_e_value(count, n, share, prior))
 
 
 @dataclass(frozen=True)
