@@ -22,7 +22,7 @@ COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds
 RUN_HERE = {'run the full ablation (the default design)', 'run it on another substrate', 'rerun one cell',
             'give one cell more seeds', 'add an ablation axis', "see each design's stages and cells",
             'put the three ledgers side by side', 'set each ledger beside an earlier publication',
-            'run one cell by hand', 'publish a design stopped half-way'}
+            "see how the ledger's bet was chosen", 'run one cell by hand', 'publish a design stopped half-way'}
 SKIPPED = {  # row -> why it is not run here
     'add a level or a cell': "an edit of the design, then the full ablation's command: tests/test_workflow.py dry-runs "
                              'a design with a level added',
@@ -31,8 +31,6 @@ SKIPPED = {  # row -> why it is not run here
     "republish a substrate's tables": 'aggregates every published run: minutes',
     "price a design's runs on this machine": "times every cell's and experiment's jobs: an hour",
     "check the ledger's promise by simulation": 'simulates 200,000 claims a source: minutes',
-    'choose one seed design for the three substrates (the third registered criterion)':
-        'simulates every candidate design on three substrates: hours',
     'check published runs rerun bit for bit here': 'trains four runs from nothing: minutes',
     'measure speed': 'a chapter-default run, one thread: minutes on a loaded machine (tests/test_bench.py checks its '
                      'accounting)',
@@ -147,6 +145,12 @@ def test_row_set_each_ledger_beside_an_earlier_publication(tmp_path):
     command, = commands('set each ledger beside an earlier publication')
     run(f'{command.replace("REVISION", "HEAD")} --out {tmp_path}', REPO)
     assert (tmp_path / 'versions.md').is_file()
+
+
+def test_row_see_how_the_ledgers_bet_was_chosen(clone):
+    """Every candidate's criterion, then the one chosen."""
+    command, = commands("see how the ledger's bet was chosen")
+    assert re.search(r'^chosen: .+ \(criterion [\d.]+ nats\)$', run(command, clone), flags=re.M)
 
 
 def test_row_run_one_cell_by_hand(clone):
