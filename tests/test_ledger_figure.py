@@ -16,9 +16,10 @@ from analysis.ledger.claims import group, headline, ledger as read_ledger, load_
 from analysis.ledger.sequence import sequences
 from analysis.ledger.verdicts import VERDICTS
 from analysis.pages.figures import style
-from analysis.pages.ledger_figure import (COLORS, ROW, blocks, chapter_value, claim_figure, ledger_figure, percent,
+from analysis.pages.ledger_figure import (COLORS, ROW, blocks, chapter_value, claim_figure, ledger_figure,
                                           placer, section)
 from analysis.records.load import load_runs
+from analysis.text import percent
 
 CHAPTER = load_chapter()
 RETIRED = ('look', 'stage', 'futil', 'p-value', 'q-value', 'p value', 'q value', '95%')  # words of the old rules
@@ -155,8 +156,8 @@ def test_a_claims_figure_shows_its_seeds_and_its_confidence_sequence_seed_by_see
 
 
 def test_a_confidence_level_says_the_decimals_that_tell_it_from_certainty():
-    assert percent(0.991422) == '99.1%' and percent(0.997855) == '99.8%' and percent(0.99962) == '99.96%'
-    assert percent(0.95) == '95.0%'
+    assert percent(0.991422) == '99.14%' and percent(0.997855) == '99.79%' and percent(0.99962) == '99.962%'
+    assert percent(0.95) == '95%'  # the pages' and the figures' one rounding (analysis.text.percent)
 
 
 def test_an_infinite_interval_end_is_an_arrowhead_not_a_crash(ledger):
@@ -312,14 +313,14 @@ def test_every_legend_entry_of_a_claims_figure_is_drawn_and_every_drawn_line_in_
     assert not [w for w in RETIRED if w in texts(fig).lower()]
 
 
-def test_a_finding_shows_its_interval_in_the_findings_colour_without_a_verdict(ledger):
+def test_a_finding_shows_its_sequence_in_the_findings_colour_without_a_verdict(ledger):
     _, frame, seqs = ledger
     finding = frame.loc[frame['verdict'] == 'finding', 'id'].iloc[0]
-    assert finding not in set(seqs['id'])  # the sequences hold no finding: its ledger row is drawn
+    steps = seqs[seqs['id'] == finding]
     right = claims_figure(ledger, finding).axes[1]
     drawn = intervals(right)
-    row = frame.set_index('id').loc[finding]
-    assert list(drawn) == [row['n']] and mcolors.to_hex(drawn[row['n']].get_color()) == COLORS['finding']
+    assert list(drawn) == list(steps['seeds']) and len(drawn) > 1  # seed by seed, as a claim's
+    assert {mcolors.to_hex(line.get_color()) for line in drawn.values()} == {COLORS['finding']}
     assert right.get_title() == 'a finding: an interval, no verdict'
     assert 'verdict' not in ' '.join(t.get_text() for t in right.get_legend().get_texts())
 

@@ -31,7 +31,7 @@ from ..ledger.chapter import Context, Selected, printed
 from ..ledger.claims import headline, load_claims, samples
 from ..ledger.verdicts import DIRECTION, band, clean, per_seed, to_scale
 from ..stats.inference import DEFAULTS
-from ..text import factor, in_words
+from ..text import factor, in_words, percent
 from .figures import legends_below, save, style
 
 COLORS = {'reproduced': '#009e73', 'inside': '#009e73', 'short of the claim': '#e69f00', 'reversed': '#d55e00',
@@ -223,12 +223,6 @@ DIRECTION_UNIT = ('Direction claims: our estimate in units of\nthe smallest effe
 SIZE_UNIT = 'Size claims: our estimate against the\nclaimed band, its edges at -1 and 1,\nthe claimed value at 0'
 
 
-def percent(level: float) -> str:
-    """A confidence level in percent, the decimals that tell it from 100%: 0.9914 -> '99.1%', 0.99962 -> '99.96%'."""
-    decimals = max(1, math.ceil(-math.log10(1 - level)) - 2) if level < 1 else 1
-    return f'{100 * level:.{decimals}f}%'
-
-
 def one_step(frame: pd.DataFrame) -> str:
     """' (99.1% for a claim of one step, more for one of several)': the ledger's level from its threshold (attrs), else
     from its rows' levels (the smallest: a claim of one step); '' where it has neither."""
@@ -353,7 +347,7 @@ def jitter(n: int) -> np.ndarray:
 def claim_figure(claim: dict, row: pd.Series, found: list[Selected], steps: pd.DataFrame) -> Figure:
     """Left: each input's values by seed, every seed the ledger read (a seed's values joined where paired), the
     chapter's printed values (x), a threshold on one input's level. Right: the claim's confidence sequence seed by seed
-    (steps: its rows of the sequences frame, analysis/ledger/sequence.py; a finding has none and shows its ledger row),
+    (steps: its rows of the sequences frame, analysis/ledger/sequence.py; a claim without any shows its ledger row),
     against the boundaries its verdict reads. The claim's words over both, clear of the panels' titles."""
     title = textwrap.wrap(f"{claim['id']}: {claim['claim']}", 110)
     fig = Figure(figsize=(9.0, 3.4 + 0.15 * len(title)), layout='constrained')
@@ -486,7 +480,7 @@ def sequence(ax, claim: dict, row: pd.Series, steps: pd.DataFrame, names: list[s
     the smallest effect); the level in the title, the verdict over it. A ratio on a log axis; an end past the axis,
     or infinite, an arrowhead at its end. Every line drawn is in the legend and every legend entry is drawn."""
     finding = row['verdict'] == 'finding'
-    if steps.empty:  # a finding (no verdict, no sequence), or a claim the sequences left out: the ledger's row
+    if steps.empty:  # a claim the sequences left out: the ledger's row
         steps = pd.DataFrame([dict(seeds=row['n'], verdict=row['verdict'], estimate=row['estimate'],
                                    ci_low=row['ci_low'], ci_high=row['ci_high'])])
     steps = steps.sort_values('seeds')
