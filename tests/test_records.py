@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_workflow import REPO, TEST_CONFIG, TEST_RESULTS, environment
+from test_workflow import REPO, TEST_RESULTS, environment
 
 from analysis.ledger.chapter import Context
 from analysis.ledger.claims import load_claims, samples
@@ -21,8 +21,6 @@ from analysis.records.load import WHERE_COLUMNS, combine, load_runs
 from analysis.records.records import (claim_samples, load_options, load_records, parquet_bytes, parse_reuse,
                                       write_records)
 from analysis.ledger.verdicts import decide
-from workflow.design import load_design
-from workflow.plan import seed_plan
 
 STAMP = '.snakemake_timestamp'  # Snakemake marks its directory outputs with it
 
@@ -115,8 +113,18 @@ def test_runs_read_partly_from_the_records_are_the_runs_read_from_their_director
 def test_records_store_the_aggregations_options(design):
     options = load_options(design / 'records')
     assert options['baseline'] == 'baseline' and options['method'] == 't'
-    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds', 'seeds', 'stage'}
-    assert (options['seeds'], options['stage']) == (seed_plan(load_design(TEST_CONFIG)).spec, 2)  # its two stages
+    assert set(options) == {'baseline', 'method', 'seed', 'alpha', 'min_seeds'}  # every seed read: no plan, no stage
+
+
+def test_records_whose_options_hold_a_seed_plan_and_stage_are_read_as_before(design, tmp_path):
+    """Records published when the aggregation took --seeds and --stage hold them in aggregate.json: they are ignored."""
+    files = {p.name: p.read_bytes() for p in (design / 'records').iterdir() if p.name != 'SHA256SUMS'}
+    old = dict(load_options(design / 'records'), seeds=None, stage=None)
+    files['aggregate.json'] = (json.dumps(old, indent=2, sort_keys=True) + '\n').encode()
+    write_folder(tmp_path / 'records', with_manifest(files))
+    done = analysis_cli('claims', '--records', tmp_path / 'records', '--out', tmp_path / 'out')
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / 'out' / 'tables' / 'claims.csv').read_bytes() == (design / 'tables' / 'claims.csv').read_bytes()
 
 
 def test_records_bytes_depend_only_on_the_runs(design, tmp_path):
@@ -135,16 +143,14 @@ def test_claim_inputs_are_the_exact_per_seed_values_of_each_claim(design):
     claims = {c['id']: c for c in load_claims(chapter=ctx.chapter)['claims']}
     assert set(table['id']) <= set(claims)
     ledger = pd.read_csv(design / 'tables' / 'claims.csv').set_index('id')
-    looks = seed_plan(load_options(design / 'records')).looks
-    seeds = {i: None if row.group == 'check' else looks[row.stage - 1] for i, row in ledger.iterrows()}  # its look's
-    assert {seeds[i] for i in ledger.index[ledger['verdict'] != 'untested']} == {3, None}  # a verdict needs 3 seeds
+    tested = (ledger['verdict'] != 'untested') & (ledger['group'] != 'check')
+    assert ledger.loc[tested, 'n'].eq(3).all()  # every seed the two stages gave
     for (claim_id, index), rows in table.groupby(['id', 'input']):
-        expected = samples(claims[claim_id], ctx)[index].values.iloc[:seeds[claim_id]]
+        expected = samples(claims[claim_id], ctx)[index].values
         assert rows.set_index('seed')['value'].to_dict() == expected.to_dict(), (claim_id, index)
     decided = 0  # one call recomputes a verdict from the CSV: the same row as from the runs
     for claim in claims.values():
-        found = [f.values.iloc[:seeds[claim['id']]] if not f.note else pd.Series(dtype=float)
-                 for f in samples(claim, ctx)]
+        found = [f.values if not f.note else pd.Series(dtype=float) for f in samples(claim, ctx)]
         read = claim_samples(table, claim)
         assert [s.to_dict() for s in read] == [s.to_dict() for s in found], claim['id']
         if all(len(s) for s in read):
