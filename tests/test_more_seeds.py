@@ -1,8 +1,8 @@
 """More seeds join the ledger at its next aggregation: seeds 10-14 of the baseline cell of the test design
 (config/test.yaml, run to its end by the workflow: the `parallel` fixture), made as the README's more-seeds row makes
-them (`python -m workflow.seeds`, its targets run by Snakemake), then `python -m analysis aggregate` on every run file.
-The claims that read only that cell gain the five seeds and new evidence; the others stay as they were; the promise
-is the same text."""
+them (`python -m workflow.seeds`, its targets run by Snakemake), then the design's own command again: its aggregation
+reads every seed its run directories hold. The claims that read only that cell gain the five seeds and new evidence;
+the others stay as they were; the promise is the same text."""
 from __future__ import annotations
 
 import subprocess
@@ -40,13 +40,11 @@ def test_seeds_10_to_14_of_one_cell_change_its_claims_evidence_at_the_next_aggre
                            text=True).stdout.split()
     targets = [t for t in asked if int(t.split('seed~')[1].split('/')[0]) in ADDED]
     assert targets == [f'{TEST_RESULTS}/runs/{CELL}/seed~{seed}/run.json' for seed in ADDED]
+    before, said = evidence(results), promise(results / 'claims.md')  # the design's ledger on its own seeds
     succeeded(snakemake(work, '--cores', 2, *targets))
+    succeeded(snakemake(work, '--cores', 2))  # the design's command: its aggregation reads the new seeds too
+    after = evidence(results)
     files = sorted(str(p) for p in results.glob('*/*/seed~*/run.json'))
-    out = tmp_path / 'after'
-    subprocess.run([sys.executable, '-m', 'analysis', 'aggregate', '--run-files', *files, '--out', str(out)],
-                   cwd=work, env=environment(), check=True, capture_output=True)
-
-    before, after = evidence(results), evidence(out)  # the workflow's aggregation, then the one with the new seeds
     assert list(after.index) == list(before.index)
     ctx = Context.build(load_runs(*files), CELL)
     claims = {c['id']: c for c in load_claims(chapter=ctx.chapter)['claims']}
@@ -59,6 +57,6 @@ def test_seeds_10_to_14_of_one_cell_change_its_claims_evidence_at_the_next_aggre
                                                                                                          'e_against'])
     assert changed.all(), after.loc[only].join(before.loc[only], rsuffix='_before')
     pd.testing.assert_frame_equal(after.loc[others], before.loc[others])
-    assert promise(out / 'claims.md') == promise(results / 'claims.md')
-    runs = pd.read_csv(out / 'tables' / 'runs.csv')
+    assert promise(results / 'claims.md') == said
+    runs = pd.read_csv(results / 'tables' / 'runs.csv')
     assert runs.set_index('name').loc[CELL, 'seed_list'] == '0 1 2 10 11 12 13 14'

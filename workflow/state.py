@@ -219,6 +219,14 @@ def run_of(path: str) -> tuple[str, int]:
     return name, int(seed.removeprefix('seed~'))
 
 
+def seeds_present(results_dir: str, name: str, cell: bool) -> set[int]:
+    """The seeds of a cell's (cell True) or an experiment's run directories here that hold a run.json, whatever the
+    design's plan: a seed made by the more-seeds verb or copied from another machine."""
+    folder = Path(results_dir) / ('runs' if cell else 'experiments') / name
+    seeds = (path.parent.name.removeprefix('seed~') for path in folder.glob('seed~*/run.json'))
+    return {int(seed) for seed in seeds if seed.isdigit()}
+
+
 def more_seeds(name: str, count: int, cells: Iterable[str], experiments: Iterable[str], held: dict[str, set[int]],
                results_dir: str) -> list[str]:
     """The run.json targets that give one cell or experiment the seeds 0 to count - 1: those the records do not hold

@@ -24,7 +24,7 @@ from workflow.faults import not_in_design
 from workflow.plan import DesignError, planned_cost, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import split_runs, write_basis
-from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
+from workflow.state import run_file, seeds_present, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
 from workflow.state import job_costs, run_of
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -146,18 +146,26 @@ def run_path(name, seed):
     return run_file(RESULTS, name, seed, name in CELLS)
 
 
+def every_seed(name, planned):
+    """A cell's or experiment's planned seeds and every other seed of it that the records or its run directories hold
+    (workflow/state.py: published, seeds_present): each counts in the ledger."""
+    return sorted(set(planned) | PUBLISHED.get(name, set()) | seeds_present(RESULTS, name, name in CELLS))
+
+
 def runs_of(seeds):
-    """Where the runs of these names and seed counts (name -> n, the first n of the plan's seeds) are read from:
-    (run.json files: run directories here or runs to make, the records' runs as analysis options)."""
-    files, reused = split_runs({name: PLAN.seeds[:n] for name, n in seeds.items()}, run_path, PUBLISHED)
+    """Where the runs of these names and seed counts (name -> n, the first n of the plan's seeds), and of every other
+    seed the records or run directories hold for them, are read from: (run.json files: run directories here or runs to
+    make, the records' runs as analysis options)."""
+    wanted = {name: every_seed(name, PLAN.seeds[:n]) for name, n in seeds.items()}
+    files, reused = split_runs(wanted, run_path, PUBLISHED)
     return files, sources_option(files, RECORDS, reused)
 
 
 def made_runs_option():
     """The analysis' options that add the design's runs made so far (run directories of its cells and experiments at
-    any seed of its plan) to the records, where there are records."""
-    runs = [run_path(name, seed) for name in [*CELLS, *EXPERIMENTS] for seed in PLAN.seeds]
-    made = [path for path in runs if os.path.exists(path)]
+    any seed) to the records, where there are records."""
+    made = [run_path(name, seed) for name in [*CELLS, *EXPERIMENTS]
+            for seed in sorted(seeds_present(RESULTS, name, name in CELLS))]
     if not made:  # one line (SystemExit, as known)
         sys.exit(f"{DESIGN_FILE}: no run of the design is made yet under {RESULTS}: nothing to add to its records")
     records = ["--records", shlex.quote(RECORDS)] if os.path.isdir(RECORDS) else []
