@@ -1,6 +1,6 @@
 """Number and table formatting shared by tables and the claims ledger: fixed, locale-free, deterministic.
 
-The ledger's numbers in plain words: what was compared and by how much, with its 95% CI.
+The ledger's numbers in plain words: what was compared and by how much, with its interval at the ledger's level.
 """
 from __future__ import annotations
 
@@ -40,14 +40,15 @@ def to_markdown(frame: pd.DataFrame) -> str:
 
 
 # The ledger's `numbers` in plain words: what was compared (the inputs' medians over seeds) and by how much (the
-# median of the per-seed differences or ratios), with its 95% CI.
+# median of the per-seed differences or ratios), with its interval at the ledger's level (99.14% here).
 #
-#   pass_train, medians over seeds: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)
-#   T6 approx_kl: unclipped / clipped, median over seeds 9.78 (95% CI 7.35 to 13): below the band 20 to 31.2 (about 25)
+#   pass_train, medians over seeds: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (99.14% interval 0.563 to 0.827)
+#   T6 approx_kl: unclipped / clipped, median over seeds 9.78 (99.14% interval 7.35 to 13): below the band 20 to 31.2
+#   (about 25)
 #   pass_train, medians over seeds: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a factor of
-#   63.7 (95% CI 15.9 to over 1,000)
-#   pass_heldout, medians over seeds: clip 0.25 0.278 vs clip 0.1 0.297: difference -0.00309 (95% CI -0.1 to 0.05),
-#   above the threshold -0.102 by 0.0984
+#   63.7 (99.14% interval 15.9 to over 1,000)
+#   pass_heldout, medians over seeds: clip 0.25 0.278 vs clip 0.1 0.297: difference -0.00309 (99.14% interval -0.1 to
+#   0.05), above the threshold -0.102 by 0.0984
 #
 # Rates (the logit scale) read as a difference in points of their medians and a ratio of odds; a factor (a ratio or
 # either bound of its interval) beyond LARGEST reads "over 1,000" (a rate near 0 or 1 makes the ratio meaningless
@@ -99,8 +100,8 @@ def inverse(value: float) -> float:
 
 
 def change(estimate: float, low: float, high: float, scale: str, level: float = 0.95) -> str:
-    """A difference or ratio in words by the claim's scale: 'higher by 0.1 (95% CI ...)' (raw), 'lower by a factor
-    of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (95% CI 15.9 to over 1,000)' (logit)."""
+    """A difference or ratio in words by the claim's scale: 'higher by 0.1 (99.14% interval ...)' (raw), 'lower by a
+    factor of 2.5 (...)' (log), 'odds lower by a factor of 63.7 (99.14% interval 15.9 to over 1,000)' (logit)."""
     if scale in ('log', 'logit'):
         up = estimate >= 1
         size, low, high = (estimate, low, high) if up else (inverse(estimate), inverse(high), inverse(low))
@@ -143,7 +144,8 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
             return f'{quantity}, medians over seeds: ' + ', '.join(map(num, medians))
         ratio = claim.get('scale', 'raw') in ('log', 'logit')
         estimate = factor_bound(row['estimate']) if ratio else num(row['estimate'])
-        return (f'{quantity}, median over seeds {estimate} {interval(row["ci_low"], row["ci_high"], ratio, row["level"])}: '
+        said = interval(row['ci_low'], row['ci_high'], ratio, row['level'])
+        return (f'{quantity}, median over seeds {estimate} {said}: '
                 f'{where(row["ci_low"], row["ci_high"], row["band_low"], row["band_high"])} the band '
                 f'{num(row["band_low"])} to {num(row["band_high"])} (about {num(claim["about"])})')
     values = [f'{part} {num(m)}' for part, m in zip(parts, medians)]
@@ -155,7 +157,8 @@ def describe(claim: dict, row: dict, labels: list[str], medians: list[float]) ->
     if 'than' in claim and len(values) == 2:  # a threshold on the difference: the difference against it
         than = float(claim['than'])
         return (f'{said}: difference {num(row["estimate"] + than)} '
-                f'{interval(row["ci_low"] + than, row["ci_high"] + than, level=row["level"])}, {"above" if row["estimate"] >= 0 else "below"} '
+                f'{interval(row["ci_low"] + than, row["ci_high"] + than, level=row["level"])}, '
+                f'{"above" if row["estimate"] >= 0 else "below"} '
                 f'the threshold {num(than)} by {num(abs(row["estimate"]))}')
     scale = claim.get('scale', 'raw')
     by = change(row['estimate'], row['ci_low'], row['ci_high'], scale, row['level'])

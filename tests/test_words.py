@@ -1,4 +1,5 @@
-"""The ledger's numbers in plain words: what was compared, which way, by how much, with its 95% CI."""
+"""The ledger's numbers in plain words: what was compared, which way, by how much, with its interval and the
+interval's confidence (the ledger's level: 99.14% here)."""
 import math
 import re
 
@@ -10,8 +11,11 @@ from analysis.text import describe, factor, where, why_short
 NAN = math.nan
 
 
+LEVEL = 0.991422  # a ledger's e-BH threshold of 116.6: 1 - 1 / 116.6
+
+
 def row(estimate, low, high, band_low=NAN, band_high=NAN) -> dict:
-    return dict(estimate=estimate, ci_low=low, ci_high=high, band_low=band_low, band_high=band_high)
+    return dict(estimate=estimate, ci_low=low, ci_high=high, band_low=band_low, band_high=band_high, level=LEVEL)
 
 
 def test_labels_share_their_common_words_once_and_differences_stay_whole():
@@ -27,7 +31,7 @@ def test_a_difference_says_which_way_and_by_how_much():
     claim = dict(kind='less', scale='raw')
     text = describe(claim, row(-0.6947, -0.8265, -0.5629), ['[epochs=16] pass_train', '[baseline] pass_train'],
                     [0.1281, 0.8228])
-    assert text == 'pass_train, medians over seeds: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (95% CI 0.563 to 0.827)'
+    assert text == 'pass_train, medians over seeds: epochs=16 0.128 vs baseline 0.823: lower by 0.695 (99.14% interval 0.563 to 0.827)'
     assert '?' not in text
 
 
@@ -38,47 +42,47 @@ def test_a_threshold_on_a_difference_reads_as_the_difference_against_it():
     text = describe(claim, row(0.0984, 0.02, 0.15), ['[clip=0.25] pass_heldout', '[clip=0.1] pass_heldout'],
                     [0.278, 0.297])
     assert text == ('pass_heldout, medians over seeds: clip=0.25 0.278 vs clip=0.1 0.297: difference -0.0031 '
-                    '(95% CI -0.0815 to 0.0485), above the threshold -0.102 by 0.0984')
+                    '(99.14% interval -0.0815 to 0.0485), above the threshold -0.102 by 0.0984')
 
 
 def test_a_ratio_reads_as_a_factor_and_a_threshold_as_a_number():
     claim = dict(kind='less', scale='log', than=0.8)
     text = describe(claim, row(0.0734, 0.064, 0.0843), ['T8 epoch=4 ratio_min'], [0.0597])
-    assert text == 'T8 epoch=4 ratio_min, median over seeds 0.0597 vs 0.8: lower by a factor of 13.6 (95% CI 11.9 to 15.6)'
+    assert text == 'T8 epoch=4 ratio_min, median over seeds 0.0597 vs 0.8: lower by a factor of 13.6 (99.14% interval 11.9 to 15.6)'
     steps = describe(dict(kind='increasing', scale='log'), row(1.286, 1.244, 1.328),
                      ['T8 epoch=1 approx_kl', 'T8 epoch=2 approx_kl'], [0.00332, 0.0356])
     assert steps == ('T8 approx_kl, medians over seeds: epoch=1 0.00332, epoch=2 0.0356; the weakest step higher by a factor of 1.29 '
-                     '(95% CI 1.24 to 1.33)')
+                     '(99.14% interval 1.24 to 1.33)')
 
 
 def test_a_rate_near_zero_reads_in_points_and_odds_with_no_bound_above_1000x():
-    """The published finding that read 'lower by a factor of 63.7 (95% CI 15.9 to 4714285710)'."""
+    """The published finding that read 'lower by a factor of 63.7 (99.14% interval 15.9 to 4714285710)'."""
     claim = dict(kind='less', scale='logit')
     text = describe(claim, row(1 / 63.7, 1 / 4714285710, 1 / 15.9), ['[epochs=16] pass_train', '[baseline] pass_train'],
                     [0.0781, 0.844])
     assert text == ('pass_train, medians over seeds: epochs=16 0.0781 vs baseline 0.844: 76.6 points lower; odds lower by a '
-                    'factor of 63.7 (95% CI 15.9 to over 1,000)')
+                    'factor of 63.7 (99.14% interval 15.9 to over 1,000)')
     numbers = [float(n) for n in re.findall(r'\d+(?:\.\d+)?(?:e[+-]?\d+)?', text)]
     assert max(numbers) <= 1000
     above = describe(dict(kind='greater', scale='logit', than=0.5), row(2.0, 1.5, 2500.0), ['pass_train'], [0.667])
-    assert above == ('pass_train, median over seeds 0.667 vs 0.5: 16.7 points higher; odds higher by a factor of 2 (95% CI 1.5 to over '
+    assert above == ('pass_train, median over seeds 0.667 vs 0.5: 16.7 points higher; odds higher by a factor of 2 (99.14% interval 1.5 to over '
                      '1,000)')
 
 
 def test_an_estimate_beyond_1000x_reads_over_1000_too():
     """The published 'higher by a factor of 2137254900': the estimate is capped like its interval's bounds."""
     text = describe(dict(kind='greater', scale='logit', than=0.5), row(2137254900.0, 30.0, 1e12), ['pass_train'], [1.0])
-    assert text.endswith('odds higher by a factor of over 1,000 (95% CI 30 to over 1,000)')
+    assert text.endswith('odds higher by a factor of over 1,000 (99.14% interval 30 to over 1,000)')
     ratio = describe(dict(kind='about', scale='log', about=25, of='ratio'), row(5000.0, 2000.0, 9000.0, 20, 31),
                      ['[a] kl', '[b] kl'], [5.0, 0.001])
-    assert 'kl: a / b, median over seeds over 1,000 (95% CI over 1,000 to over 1,000): above the band 20 to 31' in ratio
+    assert 'kl: a / b, median over seeds over 1,000 (99.14% interval over 1,000 to over 1,000): above the band 20 to 31' in ratio
 
 
 def test_an_about_claim_says_where_its_interval_lies_against_the_band():
     claim = dict(kind='about', scale='log', about=25, of='ratio')
     text = describe(claim, row(9.784, 7.354, 13.02, 20, 31.25), ['T6 unclipped approx_kl', 'T6 clipped approx_kl'],
                     [3.9, 0.19])
-    assert text == ('T6 approx_kl: unclipped / clipped, median over seeds 9.78 (95% CI 7.35 to 13): below the band 20 to '
+    assert text == ('T6 approx_kl: unclipped / clipped, median over seeds 9.78 (99.14% interval 7.35 to 13): below the band 20 to '
                     '31.2 (about 25)')
     assert [where(*ci, 0, 1) for ci in ((-2, -1), (2, 3), (0.2, 0.8), (-1, 2), (-1, 0.5), (0.5, 2))] == [
         'below', 'above', 'inside', 'wider than', 'across the lower edge of', 'across the upper edge of']

@@ -277,7 +277,7 @@ seeds in its records were chosen. It holds at any look because each test is a be
 expected to gain while the null holds, whatever the seeds' distribution (an e-process, worth an e-value at any
 stopping time), and e-BH over all the e-values, with every interval printed at its threshold, keeps both shares
 under any dependence between the claims. Checked by simulation, an adversary who stops at the first false verdict
-and gives seeds to claims as he likes included (`python -m analysis.ledger.simulation`); findings and deterministic
+and gives seeds to claims as it likes included (`python -m analysis.ledger.simulation`); findings and deterministic
 checks are outside it.
 """
 

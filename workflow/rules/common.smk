@@ -23,8 +23,8 @@ from workflow.design import substrate_of
 from workflow.faults import not_in_design
 from workflow.plan import DesignError, planned_cost, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
-from workflow.state import split_runs, write_basis
-from workflow.state import run_file, seeds_present, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
+from workflow.state import seeds_present, split_runs, write_basis
+from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
 from workflow.state import job_costs, run_of
 
 # --- the design a job sees is the one its parent planned ---------------------------------------
@@ -147,9 +147,11 @@ def run_path(name, seed):
 
 
 def every_seed(name, planned):
-    """A cell's or experiment's planned seeds and every other seed of it that the records or its run directories hold
-    (workflow/state.py: published, seeds_present): each counts in the ledger."""
-    return sorted(set(planned) | PUBLISHED.get(name, set()) | seeds_present(RESULTS, name, name in CELLS))
+    """A cell's or experiment's planned seeds, and every seed of it outside the design's plan that the records or its
+    run directories hold (workflow/state.py: published, seeds_present; the more-seeds verb's, another machine's): each
+    counts in the ledger. A seed of the plan beyond `planned` is a later stage's, not read before that stage."""
+    held = PUBLISHED.get(name, set()) | seeds_present(RESULTS, name, name in CELLS)
+    return sorted(set(planned) | (held - set(PLAN.seeds)))
 
 
 def runs_of(seeds):
@@ -164,8 +166,11 @@ def runs_of(seeds):
 def made_runs_option():
     """The analysis' options that add the design's runs made so far (run directories of its cells and experiments at
     any seed) to the records, where there are records."""
-    made = [run_path(name, seed) for name in [*CELLS, *EXPERIMENTS]
-            for seed in sorted(seeds_present(RESULTS, name, name in CELLS))]
+    made = [
+        run_path(name, seed)
+        for name in [*CELLS, *EXPERIMENTS]
+        for seed in sorted(seeds_present(RESULTS, name, name in CELLS))
+    ]
     if not made:  # one line (SystemExit, as known)
         sys.exit(f"{DESIGN_FILE}: no run of the design is made yet under {RESULTS}: nothing to add to its records")
     records = ["--records", shlex.quote(RECORDS)] if os.path.isdir(RECORDS) else []
