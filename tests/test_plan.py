@@ -16,7 +16,7 @@ LOOKS = {1: dict(seeds=15, sources=['baseline', 'surrogate']), 2: dict(seeds=20,
 
 
 def test_a_staged_plan_runs_initial_then_every_step_up_to_max():
-    assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5) and PLAN.sequential and PLAN.max_seeds == 20
+    assert PLAN == SeedPlan(tuple(range(20)), (10, 15, 20), 5) and PLAN.staged and PLAN.max_seeds == 20
     assert PLAN.seeds_at(2) == list(range(15)) and PLAN.most_jobs(len(NAMES)) == 60
     assert PLAN.spec == dict(initial=10, step=5, max=20) and seed_plan({'seeds': PLAN.spec}) == PLAN
     assert PLAN.option(2) == '--seeds \'{"initial":10,"step":5,"max":20}\' --stage 2'
@@ -29,7 +29,7 @@ def test_a_staged_plan_runs_initial_then_every_step_up_to_max():
     with pytest.raises(DesignError, match='seeds: max=5 is less than initial=10'):
         seed_plan({'seeds': {'initial': 10, 'step': 5, 'max': 5}})
     fixed = seed_plan({'seeds': [3, 5]})
-    assert fixed == SeedPlan((3, 5), (2,), 0) and not fixed.sequential and fixed.spec == [3, 5]
+    assert fixed == SeedPlan((3, 5), (2,), 0) and not fixed.staged and fixed.spec == [3, 5]
 
 
 def test_each_stage_has_the_seeds_the_looks_before_it_gave():

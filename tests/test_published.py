@@ -105,9 +105,9 @@ def design_file(clone: Path, base: Path, name: str, **changes) -> str:
 
 
 DEFAULT_PLAN = seed_plan(yaml.safe_load(DEFAULT_CONFIG.read_text()))
-# a fresh clone's plan: the aggregation, and a sequential design's first look (the later ones follow from it)
+# a fresh clone's plan: the aggregation, and a staged design's first look (the later ones follow from it)
 LOOKS_AND_AGGREGATION = [('aggregate', 'results/claims.md'), ('all', ''), ('basis', 'BASIS'),
-                         *([('stage', 'results/stages/stage~1.json')] if DEFAULT_PLAN.sequential else [])]
+                         *([('stage', 'results/stages/stage~1.json')] if DEFAULT_PLAN.staged else [])]
 
 
 def without_basis(found):
@@ -222,7 +222,7 @@ def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone):
     assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(DEFAULT_PLAN.looks[0]))
     support = sorted({rule for rule, _ in found} - set(RUN_RULES))
     assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config',
-                       *(['stage'] if DEFAULT_PLAN.sequential else []), 'warm_critic']
+                       *(['stage'] if DEFAULT_PLAN.staged else []), 'warm_critic']
 
 
 def test_one_level_removed_plans_no_run(default_clone):

@@ -1,7 +1,7 @@
 """The test design on a real SLURM cluster: a single-node cluster on localhost, the SLURM profile, a local run to compare.
 
 The module's fixture brings the cluster up with workflow/scripts/slurm_localhost.sh (Debian's slurm-wlm
-and munge; root), then runs config/test.yaml (a sequential design of two stages) twice at the same time,
+and munge; root), then runs config/test.yaml (a staged design of two stages) twice at the same time,
 each from the root of its own copy of the checkout (beside its config/config.yaml, as a user runs it),
 with the README's commands:
   - through SLURM: `snakemake --profile workflow/profiles/slurm --profile workflow/profiles/slurm/localhost

@@ -120,7 +120,7 @@ def test_default_dry_run_plans_every_run_of_its_fixed_design(tmp_path):
     # runs, base agent, one config file per cell, PPO's critic (its config file and one warmed critic per seed), the
     # looks' basis, the aggregation (the one look) and all
     expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1
-    assert not plan.sequential and plan.seeds == tuple(range(10))
+    assert not plan.staged and plan.seeds == tuple(range(10))
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
@@ -220,7 +220,7 @@ def test_the_stages_and_jobs_are_bounded_by_max():
     assert f"fixed design: seeds per cell or experiment at each stage's look [10]; at most 1 stages and {sources * 10} " \
         "run jobs" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
-    assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).sequential
+    assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).staged
 
 
 def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none(tmp_path):

@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         print('\n'.join(cells))
     elif args.what == 'stages':
         plan, sources = seed_plan(design), len(cells) + len(design['experiments'])
-        print(f'{"sequential" if plan.sequential else "fixed"} design: seeds per cell or experiment at each '
+        print(f'{"staged" if plan.staged else "fixed"} design: seeds per cell or experiment at each '
               f'stage\'s look {list(plan.looks)}; at most {len(plan.looks)} stages and '
               f'{plan.most_jobs(sources)} run jobs ({sources} cells and experiments x {plan.max_seeds} seeds)')
     elif args.name not in cells:

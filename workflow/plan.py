@@ -37,7 +37,7 @@ class SeedPlan:
     step: int  # 0 for a fixed design
 
     @property
-    def sequential(self) -> bool:
+    def staged(self) -> bool:
         return self.step > 0
 
     @property
@@ -61,7 +61,7 @@ class SeedPlan:
     @property
     def spec(self) -> list[int] | dict[str, int]:
         """The design's `seeds` value this plan comes from: seed_plan({'seeds': plan.spec}) == plan."""
-        if not self.sequential:
+        if not self.staged:
             return list(self.seeds)
         return dict(initial=self.looks[0], step=self.step, max=self.max_seeds)
 
@@ -160,7 +160,7 @@ def seeds_at_stage(plan: SeedPlan, names: Iterable[str], stage: int, next_of: Ne
 def final_stage(plan: SeedPlan, next_of: NextOf) -> int:
     """The stage that ends the design: the first whose look plans nothing more (a fixed design: 1)."""
     stage = 1
-    while plan.sequential and next_of(stage):
+    while plan.staged and next_of(stage):
         stage += 1
     return stage
 

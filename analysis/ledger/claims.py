@@ -256,14 +256,13 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     return frame.astype({'n_80': 'Int64', 'n': int, 'diverged': int})
 
 
-def claim_inputs(ctx: Context, claims: dict | None = None, seeds: dict[str, int] | None = None) -> pd.DataFrame:
-    """The per-seed values each claim was decided on: id, input (its index in the claim's inputs), seed, value;
-    seeds: claim id -> the first seeds of each input its look read (a sequential ledger's `n`; absent: all)."""
+def claim_inputs(ctx: Context, claims: dict | None = None) -> pd.DataFrame:
+    """The per-seed values each claim was decided on (every seed): id, input (its index in the claim's inputs), seed,
+    value."""
     claims = claims or load_claims(chapter=ctx.chapter)
-    seeds = seeds or {}
     rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
             for c in claims['claims'] for i, f in enumerate(samples(c, ctx)) if not f.note
-            for seed, value in f.values.iloc[:seeds.get(c['id'])].items()]
+            for seed, value in f.values.items()]
     return pd.DataFrame(rows, columns=INPUT_COLUMNS)
 
 

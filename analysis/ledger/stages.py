@@ -41,7 +41,7 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, claims: dict | None = N
                alpha: float | None = None) -> dict:
     """After stage `stage` of a staged plan, the ledger on every seed of ctx -> the look: stage, seeds (the stage's
     seeds per source), decided, open, beyond_max (claim ids) and next ({seeds, sources} or {})."""
-    if not plan.sequential:
+    if not plan.staged:
         raise ValueError('a stage look needs a staged seed plan ({initial, step, max}); a list of seeds is one stage')
     plan.check_stage(stage)
     claims = claims or load_claims(chapter=ctx.chapter)

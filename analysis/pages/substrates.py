@@ -269,7 +269,7 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
     rows = record_rows(folder / 'records')
     if not ledger:
         return f'no ledger yet: its records hold {made(rows)}' if rows else 'not run'
-    if not seed_plan(design).sequential:
+    if not seed_plan(design).staged:
         return f'done: {made(rows)}'
     looks = sorted(folder.glob('stages/stage~*.json'), key=lambda path: int(path.stem.split('~')[1]))
     if not looks:
@@ -282,7 +282,7 @@ def seed_design(design: dict) -> str:
     """A design's seeds as a plan, in words: 'seeds 0-9' (a fixed design) or 'batches of 10 from 12 up to 40 seeds'
     (a staged one)."""
     plan = seed_plan(design)
-    if not plan.sequential:
+    if not plan.staged:
         seeds = plan.seeds
         contiguous = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
         return f'seeds {seeds[0]}-{seeds[-1]}' if contiguous and len(seeds) > 1 else \

@@ -78,7 +78,7 @@ def final_files(wildcards=None):
 
 def final_look(wildcards):
     """The look that ended a staged design (none for a fixed one)."""
-    return [look_file(RESULTS, final_stage(PLAN, next_of))] if PLAN.sequential else []
+    return [look_file(RESULTS, final_stage(PLAN, next_of))] if PLAN.staged else []
 
 
 checkpoint stage:
