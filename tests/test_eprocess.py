@@ -95,7 +95,7 @@ def test_the_evidence_is_a_function_of_the_counts_whatever_the_order_of_the_seed
     rng = np.random.default_rng(12)
     x = np.round(rng.normal(0.3, 1, 25), 1)
     base, shuffled = Quantile(x), Quantile(rng.permutation(x))
-    for a, b in zip(base.segments(), shuffled.segments()):
+    for a, b in zip(base.segments, shuffled.segments):
         assert np.array_equal(a, b)
     assert base.interval(THRESHOLD) == shuffled.interval(THRESHOLD)
     assert base.e_null(-np.inf, 0.0) == shuffled.e_null(-np.inf, 0.0)

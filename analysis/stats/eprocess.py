@@ -64,9 +64,11 @@ class Quantile:
     def n(self) -> int:
         return len(self.x)
 
+    @functools.cached_property
     def segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The real line cut where e(m) can change, per segment its left end, right end and e(m) [2u + 1]: the open
-        gaps (-inf, v1), (v1, v2), ..., (vu, inf) at even positions, the u distinct values v1 < ... < vu at odd ones."""
+        gaps (-inf, v1), (v1, v2), ..., (vu, inf) at even positions, the u distinct values v1 < ... < vu at odd ones.
+        Computed once a game: its intervals and every null's e-value read it."""
         values = np.unique(self.x)
         below_point = np.searchsorted(self.x, values, side='left')  # #x < v
         above_point = self.n - np.searchsorted(self.x, values, side='right')  # #x > v
@@ -84,7 +86,7 @@ class Quantile:
     def interval(self, threshold: float) -> tuple[float, float, bool, bool]:
         """The confidence sequence at `threshold` (level 1 / threshold): (low, high, low_open, high_open), the hull
         of {m : e(m) < threshold}; (nan, nan, False, False) when it is empty."""
-        left, right, e = self.segments()
+        left, right, e = self.segments
         inside = np.flatnonzero(e < threshold)
         if not len(inside):
             return math.nan, math.nan, False, False
@@ -94,7 +96,7 @@ class Quantile:
     def e_null(self, low: float = -np.inf, high: float = np.inf, outside: bool = False) -> float:
         """The e-value against the composite null that the quantile lies in [low, high] (outside: in (-inf, low] or
         [high, inf)): the infimum of e(m) over it, which reaches a threshold exactly when interval() misses it."""
-        left, right, e = self.segments()
+        left, right, e = self.segments
         point = left == right
         if outside:
             meets = np.where(point, (left <= low) | (left >= high), (left < low) | (right > high))
