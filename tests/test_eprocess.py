@@ -216,6 +216,10 @@ def test_ebh_is_its_definition_on_random_families():
     assert not rejected.any() and threshold == pytest.approx(40.0)
     rejected, threshold = ebh([400.0, 45.0, 1.0, np.nan], 0.05)  # two of three: 3 / (0.05 * 2) = 30
     assert rejected.tolist() == [True, True, False, False] and threshold == pytest.approx(30.0)
+    families = [[400.0, 45.0, 1.0, np.nan], [1.0, 2.0, np.nan, np.nan], [np.nan] * 4]  # each row a family
+    rejected, threshold = ebh(families, 0.05)
+    assert rejected.tolist() == [[True, True, False, False], [False] * 4, [False] * 4]
+    assert threshold.tolist() == pytest.approx([30.0, 40.0, math.inf])
 
 
 @pytest.mark.parametrize('threshold, share', [(20.0, 0.5), (117.0, 0.5), (40.0, 0.8), (2.0, 0.5)])

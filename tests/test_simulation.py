@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis.ledger import simulation as sim
-from analysis.ledger.simulation import (ALPHA, band_infima, ebh_rows, family, ledger_claims, null_truth,
+from analysis.ledger.simulation import (ALPHA, band_infima, family, ledger_claims, null_truth,
                                         nulls, paths, pilot_truth, pilots, play, quantile_set, step_values, summary)
 from analysis.ledger.verdicts import clean, evidence
 from analysis.records.records import claim_samples
@@ -101,10 +101,10 @@ def test_band_infima_are_the_games_e_null_at_every_seed_count():
         assert got[b, s, n, j] == pytest.approx(game.e_null(*bands[s, j]), rel=1e-12)
 
 
-def test_ebh_by_rows_equals_the_ledgers_ebh():
+def test_ebh_over_rows_equals_it_row_by_row():
     rng = np.random.default_rng(3)
     e = np.round(rng.lognormal(0, 3, (200, 12)), 1)  # ties, rows with no rejection and with several
-    rejected, threshold = ebh_rows(e, ALPHA)
+    rejected, threshold = ebh(e, ALPHA)  # every row a family at once
     for row, got, bar in zip(e, rejected, threshold):
         want, want_bar = ebh(row, ALPHA)
         assert (got == want).all() and bar == want_bar

@@ -65,7 +65,7 @@ from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
 from ..records.records import claim_samples
-from ..stats.eprocess import e_value
+from ..stats.eprocess import e_value, ebh
 from ..stats.inference import DEFAULTS
 from ..text import number, to_markdown
 from .claims import FINDING, group, load_claims
@@ -287,15 +287,6 @@ def pilots(claims: tuple[dict, ...], inputs: pd.DataFrame) -> tuple[list[dict], 
 
 # --- the ledgers, look by look --------------------------------------------------------------------------------------
 
-def ebh_rows(e: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """eprocess.ebh on each row of e [L, m] (no NaN): (rejected [L, m], threshold [L])."""
-    m = e.shape[1]
-    passing = -np.sort(-e, axis=1) >= m / (alpha * np.arange(1, m + 1))
-    rejections = np.where(passing.any(1), m - passing[:, ::-1].argmax(1), 0)
-    threshold = m / (alpha * np.maximum(rejections, 1))
-    return (e >= threshold[:, None]) & (rejections > 0)[:, None], threshold
-
-
 def allocation(policy: str, null_e: np.ndarray, false_null: np.ndarray, alive: np.ndarray) -> np.ndarray:
     """Which claims get the next seed [L, C]: null_e the largest e-value of a claim whose null is true (-inf: none),
     false_null [C] whether a claim has a false null, alive whether it can take another seed (POLICIES)."""
@@ -325,7 +316,7 @@ def play(p: Paths, null_for: np.ndarray, null_against: np.ndarray, policy: str,
         at = (active[:, None], np.arange(claims), seeds[active] - 1)
         e = np.concatenate([p.e_for[at], p.e_against[at]], axis=1)  # [A, 2C]
         if rule == RULES[0]:
-            rejected, threshold = ebh_rows(e, ALPHA)
+            rejected, threshold = ebh(e, ALPHA)
         else:
             threshold = np.full(len(active), 1 / ALPHA)
             rejected = e >= 1 / ALPHA

@@ -105,20 +105,21 @@ class Quantile:
         return float(e[meets].min())
 
 
-def ebh(e_values, alpha: float) -> tuple[np.ndarray, float]:
-    """e-BH over a family (NaN: no test, outside the family's count): which e-values it rejects, and its threshold
-    m / (alpha R) for R rejections of m (m / alpha when it rejects none: the bar one more would have to clear)."""
+def ebh(e_values, alpha: float) -> tuple[np.ndarray, float | np.ndarray]:
+    """e-BH over a family of e-values [..., m] (each row along the last axis a family; NaN: no test, outside its
+    family's count): which e-values it rejects [..., m], and each family's threshold m / (alpha R) for R rejections of
+    its m (m / alpha when it rejects none: the bar one more would have to clear; inf for a family of no test), a float
+    for one family."""
     e = np.asarray(e_values, dtype=float)
     ok = ~np.isnan(e)
-    m = int(ok.sum())
-    if not m:
-        return np.zeros(e.shape, bool), math.inf
-    ranked = np.sort(e[ok])[::-1]
-    k = np.arange(1, m + 1)
-    passing = np.flatnonzero(ranked >= m / (alpha * k))
-    rejections = int(passing[-1] + 1) if len(passing) else 0
-    threshold = m / (alpha * max(rejections, 1))
-    return ok & (e >= threshold) & (rejections > 0), threshold
+    m = ok.sum(axis=-1)
+    ranked = -np.sort(-np.where(ok, e, -np.inf), axis=-1)  # descending, no test last
+    passing = ranked >= m[..., None] / (alpha * np.arange(1, e.shape[-1] + 1))
+    rejections = np.where(passing.any(axis=-1), e.shape[-1] - passing[..., ::-1].argmax(axis=-1), 0)  # the last
+    with np.errstate(divide='ignore'):  # passing rank; a family of no test: threshold inf
+        threshold = np.where(m > 0, m / (alpha * np.maximum(rejections, 1)), np.inf)
+    rejected = ok & (e >= threshold[..., None]) & (rejections > 0)[..., None]
+    return rejected, (float(threshold) if e.ndim == 1 else threshold)
 
 
 @functools.lru_cache(maxsize=None)
