@@ -212,6 +212,8 @@ def test_ebh_is_its_definition_on_random_families():
         assert rejected.tolist() == expected.tolist() and threshold == pytest.approx(cut), e
     rejected, threshold = ebh([np.nan, np.nan], 0.05)
     assert not rejected.any() and threshold == math.inf
+    rejected, threshold = ebh([], 0.05)  # a ledger with no test at all
+    assert rejected.shape == (0,) and threshold == math.inf
     rejected, threshold = ebh([1.0, 2.0, np.nan], 0.05)  # nothing rejected: the bar is m / alpha, m the finite ones
     assert not rejected.any() and threshold == pytest.approx(40.0)
     rejected, threshold = ebh([400.0, 45.0, 1.0, np.nan], 0.05)  # two of three: 3 / (0.05 * 2) = 30

@@ -114,8 +114,8 @@ def ebh(e_values, alpha: float) -> tuple[np.ndarray, float | np.ndarray]:
     ok = ~np.isnan(e)
     m = ok.sum(axis=-1)
     ranked = -np.sort(-np.where(ok, e, -np.inf), axis=-1)  # descending, no test last
-    passing = ranked >= m[..., None] / (alpha * np.arange(1, e.shape[-1] + 1))
-    rejections = np.where(passing.any(axis=-1), e.shape[-1] - passing[..., ::-1].argmax(axis=-1), 0)  # the last
+    rank = np.arange(1, e.shape[-1] + 1)
+    rejections = np.where(ranked >= m[..., None] / (alpha * rank), rank, 0).max(axis=-1, initial=0)  # the last
     with np.errstate(divide='ignore'):  # passing rank; a family of no test: threshold inf
         threshold = np.where(m > 0, m / (alpha * np.maximum(rejections, 1)), np.inf)
     rejected = ok & (e >= threshold[..., None]) & (rejections > 0)[..., None]
