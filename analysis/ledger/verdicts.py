@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -460,12 +461,22 @@ def seeds_group(seeds: float) -> str:
     return next((name for most, name in SEEDS_GROUPS if seeds <= most), 'more than 100')
 
 
-def outlook(found: dict, threshold: float, power: float) -> dict:
+class Projection(NamedTuple):
+    """A claim's projection: the seeds to a verdict (NaN beyond MAX_SEEDS), its route ('to_for' or 'to_against'), the
+    binding count (seeds on its side, the null's share), the power asked of it and the bar its e-value must reach."""
+    seeds: float
+    route: str
+    count: int
+    share: float
+    power: float
+    bar: float
+
+
+def projection(found: dict, threshold: float, power: float) -> Projection:
     """The seeds at which the claim reaches a verdict with probability at least `power` if further seeds land as its
     seeds so far did, at the ledger's threshold: each one-sided bet at twice the threshold times the claim's steps (its
     e-value averages two bets); for it, every count of m must pass, each asked for power 1 - (1 - power) / m (a union
-    bound, whatever their dependence); against it, any one at `power`; the likelier route. With the seeds at the ends
-    of the binding count's 95% interval (Clopper-Pearson)."""
+    bound, whatever their dependence); against it, any one at `power`; the likelier route."""
     bets, n = found['bets'], found['n']
     bar = 2 * threshold * len(bets)
     routes = {}
@@ -475,15 +486,21 @@ def outlook(found: dict, threshold: float, power: float) -> dict:
         seeds = [seeds_for_power(count / n, bar, share, each) for count, share in counts]
         order = np.argsort(np.nan_to_num(seeds, nan=np.inf), kind='stable')
         binding = order[-1] if route == 'to_for' else order[0]  # for: every count; against: any one
-        routes[route] = (seeds[binding], counts[binding], each)
-    route = min(routes, key=lambda r: np.nan_to_num(routes[r][0], nan=np.inf))
-    seeds, (count, share), each = routes[route]
-    ends = stats.binomtest(count, n).proportion_ci(0.95)
-    ends = [seeds_for_power(p, bar, share, each) for p in (ends.high, ends.low)]
+        routes[route] = Projection(seeds[binding], route, *counts[binding], each, bar)
+    return min(routes.values(), key=lambda r: np.nan_to_num(r.seeds, nan=np.inf))
+
+
+def outlook(found: dict, threshold: float, power: float) -> dict:
+    """The claim's projection (n_80, seeds_group) with the seeds at the ends of the binding count's 95% interval
+    (Clopper-Pearson) in words (power_note)."""
+    chosen = projection(found, threshold, power)
+    ends = stats.binomtest(chosen.count, found['n']).proportion_ci(0.95)
+    ends = [seeds_for_power(p, chosen.bar, chosen.share, chosen.power) for p in (ends.high, ends.low)]
     text = ', '.join(f'>{MAX_SEEDS}' if math.isnan(v) else str(int(v)) for v in ends)
+    seeds = chosen.seeds
     return dict(n_80=seeds, seeds_group=seeds_group(seeds if math.isfinite(seeds) else math.inf),
-                power_note=f'{route.replace("to_", "")} the claim: {count} of {n} seeds on its side, {text} seeds at '
-                           'the ends of its 95% interval')
+                power_note=f'{chosen.route.replace("to_", "")} the claim: {chosen.count} of {found["n"]} seeds on its '
+                           f'side, {text} seeds at the ends of its 95% interval')
 
 
 def variants(claim: dict, samples: list[pd.Series]) -> dict[str, dict]:

@@ -135,10 +135,12 @@ def critical_counts(most: int, threshold: float, share: float) -> np.ndarray:
     return high
 
 
+@functools.lru_cache(maxsize=None)
 def seeds_for_power(p: float, threshold: float, share: float, power: float = 0.8,
                     most: int = MAX_SEEDS) -> float:
     """The fewest seeds at which a one-sided bet at `share` reaches `threshold` with probability `power` when each
-    seed lands on the side with probability p; NaN beyond `most` (or where p <= share)."""
+    seed lands on the side with probability p; NaN beyond `most` (or where p <= share). Cached: simulated ledgers ask
+    the same counts at the same thresholds again and again."""
     if not p > share:
         return math.nan
     n = np.arange(1, most + 1)
