@@ -163,3 +163,14 @@ def test_a_simulated_substrate_stays_within_its_budgets():
     assert set(found['candidate']) == set(budgets.CANDIDATES) and (found['decided'] > 0).all()
     spent = found.pivot(index='candidate', columns='budget', values='job_s')
     assert (spent.diff(axis=1).fillna(0) >= 0).all().all()  # a larger budget: a longer run of the same ledgers
+
+
+def test_the_command_prints_the_table_and_the_winner(tmp_path, capsys):
+    out = tmp_path / 'budgets.md'
+    assert budgets.main(['--quick', '--substrates', 'tinyagent', '--jobs', '1', '--out', str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == '| ' + ' | '.join(budgets.COLUMNS) + ' |'
+    assert len([line for line in lines[2:] if line.startswith('| tinyagent |')]) == \
+        len(budgets.CANDIDATES) * len(budgets.BUDGETS)
+    assert lines[-1].startswith('winner: ') and '10 ledgers a substrate' in lines[-1]
+    assert capsys.readouterr().out == out.read_text()

@@ -73,16 +73,20 @@ class Ledgers:
         self.x, lo, hi = pilot_truth(self.fam, tables, ledgers, MAX, rng)
         self.paths: Paths = paths(self.fam, self.x, lo, hi)
 
+    def reading(self, held: np.ndarray) -> np.ndarray:
+        """The seeds each claim reads [C], each source at held [S] seeds: the fewest its sources hold."""
+        return np.where(self.reads, held, MAX + 1).min(1)
+
     def look(self, ledger: int, held: np.ndarray) -> tuple[np.ndarray, float]:
         """Which claims e-BH decides with each source at held [S] seeds [C], and the threshold."""
-        n = np.where(self.reads, held, MAX + 1).min(1)  # [C]
+        n = self.reading(held)
         at = (ledger, np.arange(len(n)), n - 1)
         rejected, threshold = ebh(np.concatenate([self.paths.e_for[at], self.paths.e_against[at]]), ALPHA)
         return rejected[:len(n)] | rejected[len(n):], threshold
 
     def asks(self, ledger: int, held: np.ndarray, decided: np.ndarray, threshold: float) -> list[Ask]:
         """The open claims with their projections at this threshold (verdicts.projection on their bets)."""
-        n = np.where(self.reads, held, MAX + 1).min(1)
+        n = self.reading(held)
         return [Ask(self.ids[c], int(n[c]), projection(dict(bets=self.bets(ledger, c, n[c]), n=n[c]), threshold,
                                                        POWER).seeds, FIRST, self.sources[c])
                 for c in np.flatnonzero(~decided)]
@@ -92,7 +96,7 @@ class Ledgers:
         fam, out = self.fam, []
         for s in fam.steps[claim][fam.steps[claim] >= 0]:
             size = math.isfinite(fam.null_for[s, 1, 0])
-            null_for = (fam.null_for[s, 0, 1], fam.null_for[s, 1, 0], True) if size else (-math.inf, 0.0, False)
+            null_for = (fam.null_for[s, 0, 1], fam.null_for[s, 1, 0], True) if size else (*fam.null_for[s, 0], False)
             out.append(Bet(Quantile(self.x[ledger, s, :n], fam.tau[s]), null_for,
                            (fam.null_against[s, 0], fam.null_against[s, 1], False)))
         return out
