@@ -8,7 +8,8 @@ import torch
 import agentrl as arl
 from agentrl.agent.matmul import attention
 from agentrl.agent.model import rotate, token_log_probs
-from agentrl.agent.packing import CALL_COST, Packing, bucket_bounds, critic_scores, packed_attention, policy_scores
+from agentrl.agent.packing import CALL_COST, Packing, bucket_bounds
+from agentrl.agent.scoring import critic_scores, packed_attention, policy_scores
 from agentrl.learning.trainer import sample_batch
 
 

@@ -409,6 +409,55 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const std::opti
     return Linear::apply(x, weight, bias);
 }
 
+// K linear layers of one shape, each on its own consecutive rows: x [N, I], weight [K, O, I], bias [K, O] or none,
+// layer k on rows offsets[k] to offsets[k + 1] - 1 -> [N, O]. Each layer's product, and each of its gradients, is the
+// call Linear makes for it alone on its rows: a layer's numbers do not depend on the other layers or their rows.
+struct Segmented : torch::autograd::Function<Segmented> {
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                              const std::optional<at::Tensor>& bias, std::vector<int64_t> offsets) {
+        TORCH_CHECK(x.dim() == 2 && weight.dim() == 3 && static_cast<int64_t>(offsets.size()) == weight.size(0) + 1 &&
+                        offsets.front() == 0 && offsets.back() == x.size(0),
+                    "segmented linear: x [N, I], weight [K, O, I] and K + 1 offsets from 0 to N, got ", x.sizes(),
+                    ", ", weight.sizes(), " and ", offsets.size(), " offsets");
+        ctx->save_for_backward({x, weight});
+        ctx->saved_data["biased"] = bias.has_value();
+        ctx->saved_data["offsets"] = offsets;
+        std::vector<at::Tensor> parts;
+        for (int64_t k = 0; k < weight.size(0); ++k)
+            parts.push_back(product(x.narrow(0, offsets[k], offsets[k + 1] - offsets[k]), weight[k].t(), std::nullopt,
+                                    bias ? std::optional<at::Tensor>((*bias)[k]) : std::nullopt, false,
+                                    std::nullopt));
+        return at::cat(parts);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &x = saved[0], &weight = saved[1];
+        const std::vector<int64_t> offsets = ctx->saved_data["offsets"].toIntVector();
+        const at::Tensor dy = grads[0].contiguous();  // [N, O]
+        const bool biased = ctx->saved_data["biased"].toBool();
+        std::vector<at::Tensor> dx, dw, db;
+        for (int64_t k = 0; k < weight.size(0); ++k) {
+            const int64_t rows = offsets[k + 1] - offsets[k];
+            const at::Tensor dyk = dy.narrow(0, offsets[k], rows), xk = x.narrow(0, offsets[k], rows);
+            if (ctx->needs_input_grad(0)) dx.push_back(product(dyk, weight[k], std::nullopt, std::nullopt, false,
+                                                               std::nullopt));
+            if (ctx->needs_input_grad(1))  // [O, I], summed over the layer's rows in order
+                dw.push_back(product(dyk.t(), xk, std::nullopt, std::nullopt, false, std::nullopt));
+            if (biased && ctx->needs_input_grad(2))  // the layer's rows in order: 1 x dy
+                db.push_back(product(at::ones({1}, dy.options()).expand({1, rows}), dyk, std::nullopt, std::nullopt,
+                                     false, std::nullopt).view(-1));
+        }
+        return {dx.empty() ? at::Tensor() : at::cat(dx), dw.empty() ? at::Tensor() : at::stack(dw),
+                db.empty() ? at::Tensor() : at::stack(db), at::Tensor()};
+    }
+};
+
+at::Tensor segmented(const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                     std::vector<int64_t> offsets) {
+    return Segmented::apply(x, weight, bias, offsets);
+}
+
 // softmax(q k^T / sqrt(D), masked) v: q [B, H, T, D], k, v [B, H, S, D] -> [B, H, T, D]; its gradients too.
 struct Attention : torch::autograd::Function<Attention> {
     static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -432,9 +481,10 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 
 }  // namespace
 
-TORCH_LIBRARY(agentrl, m) {  // linear and attention: autograd functions (their backward on the kernel)
+TORCH_LIBRARY(agentrl, m) {  // linear, segmented and attention: autograd functions (their backward on the kernel)
     m.def("product(Tensor a, Tensor b, float? scale=None, Tensor? bias=None, bool causal=False, Tensor? mask=None) "
           "-> Tensor", &product);
     m.def("linear(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor", &linear);
+    m.def("segmented(Tensor x, Tensor weight, Tensor? bias, int[] offsets) -> Tensor", &segmented);
     m.def("attention(Tensor q, Tensor k, Tensor v, bool causal=False, Tensor? mask=None) -> Tensor", &attend);
 }

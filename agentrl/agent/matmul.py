@@ -6,9 +6,10 @@ blocking of that dimension by cache size, no dispatch by vendor or model, no fas
 operands alone on any x86-64 CPU with AVX2 and FMA. It is built at first use with the C++ compiler (CXX, else g++)
 against this torch's headers into the agentrl cache folder, under a key of its source, flags, compiler and torch, and
 loaded as torch operators (torch.ops.agentrl).
-`linear` and `attention` are the model's two products: from version 5, a linear layer's forward and both gradients,
-and attention's scores, weighted values and their gradients all run on the kernel (softmax and its gradient stay
-ATen's, pinned at AVX2 as every other elementwise kernel).
+`linear` and `attention` are the model's two products (`segmented_linear`: K linear layers, each on its own rows,
+for models scored together): from version 5, a linear layer's forward and both gradients, and attention's scores,
+weighted values and their gradients all run on the kernel (softmax and its gradient stay ATen's, pinned at AVX2 as
+every other elementwise kernel).
 """
 from __future__ import annotations
 
@@ -94,6 +95,18 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         return F.linear(x, weight, bias)
     load()
     return torch.ops.agentrl.linear(x, weight, bias)
+
+
+def segmented_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                     offsets: list[int]) -> torch.Tensor:
+    """K linear layers of one shape, layer k on rows offsets[k]:offsets[k + 1] of x [N, I]: weight [K, O, I], bias
+    [K, O] or None -> [N, O]; each layer's product and gradients are linear's on its rows alone (matmul.cpp's
+    Segmented)."""
+    if not FIXED_ORDER:
+        return torch.cat([F.linear(x[start:stop], weight[k], None if bias is None else bias[k])
+                          for k, (start, stop) in enumerate(zip(offsets, offsets[1:]))])
+    load()
+    return torch.ops.agentrl.segmented(x, weight, bias, offsets)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,

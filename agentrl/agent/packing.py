@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import torch
 
-from .matmul import attention
-from .model import Attention, Critic, TinyAgent, Trunk, rotate
 
 
 # Attention's cost on the padded layout of b rows of width w grows as b * w^2, plus a fixed cost per kernel call
@@ -91,48 +89,3 @@ class Packing:
     def scatter(self, values: torch.Tensor) -> torch.Tensor:
         """Values at the scored positions [P] -> [B, T-1], 0 elsewhere."""
         return values.new_zeros(self.mask.shape).masked_scatter(self.mask > 0, values)
-
-
-def packed_attention(attn: Attention, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor],
-                     packing: Packing) -> torch.Tensor:
-    """Attention.forward's whole-sequence branch on the computed positions x [N, C] -> [N, C] (rotary cos, sin
-    [N, 1, D/2]): projections and rotation per position, causal attention per bucket on its padded layout
-    [rows, H, width, D]. Queries and keys are rotated in one call: elementwise, so one call each is the same."""
-    C, H = x.shape[-1], attn.n_heads
-    qk, v = attn.qkv(x).split((2 * C, C), dim=-1)
-    qk = rotate(qk.reshape(-1, 2 * H, C // H), *rotary).view(-1, 2 * C)  # [N, 2C]
-    qkv = torch.cat((qk, v), dim=-1)  # [N, 3C]
-    out = []
-    for bucket in packing.buckets:
-        padded = qkv.new_zeros(bucket.rows * bucket.width, 3 * C).index_copy(0, bucket.flat,
-                                                                              qkv[bucket.start:bucket.stop])
-        q, k, v = padded.view(bucket.rows, bucket.width, 3, H, C // H).permute(2, 0, 3, 1, 4)  # [rows, H, width, D]
-        y = attention(q, k, v, causal=True).transpose(1, 2)  # [rows, width, H, D]
-        out.append(y.reshape(-1, C).index_select(0, bucket.flat))
-    return attn.proj(torch.cat(out) if out else x.new_zeros(0, C))
-
-
-def packed_hidden(trunk: Trunk, ids: torch.Tensor, packing: Packing) -> torch.Tensor:
-    """The trunk's hidden states at the computed positions of ids [B, T] -> [N, C], as Trunk.forward's."""
-    width = max((bucket.width for bucket in packing.buckets), default=0)
-    if width > trunk.config.max_len:
-        raise ValueError(f'sequence of {width} tokens exceeds max_len={trunk.config.max_len}')
-    rotary = trunk.cos[packing.cols][:, None], trunk.sin[packing.cols][:, None]  # [N, 1, D/2]
-    x = trunk.tok_emb(ids[packing.rows, packing.cols])  # [N, C]
-    for block in trunk.blocks:
-        x = x + packed_attention(block.attn, block.ln1(x), rotary, packing)
-        x = x + block.mlp(block.ln2(x))
-    return trunk.ln_f(x)
-
-
-def policy_scores(policy: TinyAgent, ids: torch.Tensor, packing: Packing) -> tuple[torch.Tensor, torch.Tensor]:
-    """(log-prob of each policy token [B, T-1], 0 elsewhere; logits at the scored positions [P, V])."""
-    logits = policy.logits(packed_hidden(policy.trunk, ids, packing)[packing.scored])  # [P, V]
-    targets = ids[:, 1:][packing.mask > 0]  # [P] the policy tokens
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None]).squeeze(-1)
-    return packing.scatter(logp), logits
-
-
-def critic_scores(critic: Critic, ids: torch.Tensor, packing: Packing) -> torch.Tensor:
-    """The critic's value before each policy token [B, T-1], 0 elsewhere: its head at the scored positions only."""
-    return packing.scatter(critic.head(packed_hidden(critic.trunk, ids, packing)[packing.scored]).squeeze(-1))

@@ -16,7 +16,8 @@ import torch
 
 from .. import numerics
 from ..agent.model import Critic, TinyAgent, make_critic
-from ..agent.packing import Packing, critic_scores, policy_scores
+from ..agent.packing import Packing
+from ..agent.scoring import critic_scores, policy_scores
 from ..agent.sampler import collate, rollout_batch, rollout_stats, sample_tasks
 from ..world.task_family import TaskFamily
 from ..world.tokenizer import Tokenizer
