@@ -4,7 +4,7 @@ import re
 import torch
 
 from agentrl.agent.matmul import Linear
-from agentrl.numerics.bench import counted_flops, op_kind, seconds_by_kind, step_breakdown
+from agentrl.numerics.bench import counted_flops, op_kind, seconds_by_kind, seeds_per_process, step_breakdown
 
 
 def test_operators_are_sorted_into_their_kinds():
@@ -52,3 +52,11 @@ def test_a_step_without_a_matmul_is_broken_down_without_dividing_by_its_time(cap
     step_breakdown(lambda: x.exp().sum().backward(), 0, 1e10, 2)
     assert capsys.readouterr().out.splitlines()[-1] == (
         'trainer step, why the ratio: the profiler saw no matmul outside attention (MATMULS names them)')
+
+
+def test_seeds_per_process_times_each_k_against_the_first(base, tok, capsys):
+    seeds_per_process(base, tok, 'tinyagent', [1, 2], repeats=1, seeds=2)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith('seeds per process')]
+    assert len(lines) == 2 and '1.00x K = 1' in lines[0]
+    assert all(re.search(r'ms CPU a seed-step \| [\d.]+x K = 1 \| peak memory \d+ MiB \| profiled', line)
+               for line in lines)

@@ -28,7 +28,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from ..agent import matmul
 from ..agent.model import count_parameters, make_critic
-from ..agent.packing import Packing, critic_scores, packed_attention, packed_hidden, policy_scores
+from ..agent.packing import Packing
+from ..agent.scoring import (critic_scores, packed_attention, packed_hidden, policy_scores, stacked_critic_scores,
+                             stacked_policy_scores)
 from ..agent.sampler import collate, sample_tasks, sequence_log_probs
 from ..learning.base_agent import make_base_agent
 from ..learning.config import TrainConfig
@@ -69,7 +71,8 @@ def counted_flops(fn) -> int:
 # torch's products (numerics version 4), then agentrl's kernel's (version 5, agentrl/agent/matmul.cpp): its product,
 # a linear layer and the linear layer's gradients
 MATMULS = {'aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'agentrl::product', 'agentrl::linear',
-           'torch::autograd::CppNode<(anonymous namespace)::Linear>'}
+           'torch::autograd::CppNode<(anonymous namespace)::Linear>', 'agentrl::segmented',
+           'torch::autograd::CppNode<(anonymous namespace)::Segmented>'}
 # the kernel's attention, its gradients and the softmax between its products (ATen's); torch's is scaled_dot_product
 ATTENTION = {'agentrl::attention', 'torch::autograd::CppNode<(anonymous namespace)::Attention>', 'aten::_softmax',
              'aten::_softmax_backward_data'}
@@ -99,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--repeats', type=int, default=20)
     parser.add_argument('--cache-dir', default=None)
     parser.add_argument('--chapter-run', action='store_true', help='also time one chapter-default trainer run')
+    parser.add_argument('--seeds-per-process', type=int, nargs='+', metavar='K',
+                        help="only time the trainer's minibatch step for K seeds scored as one computation, each K")
     parser.add_argument('--substrate', default=DEFAULT, choices=list(SUBSTRATES),
                         help='the agent measured (agentrl/world/substrates.py; default: %(default)s)')
     args = parser.parse_args(argv)
@@ -109,6 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     load_s = median_seconds(lambda: make_base_agent(tok, cache_dir=args.cache_dir, name=args.substrate), 5)
     print(f'substrate {args.substrate}: {count_parameters(base):,} parameters')
     print(f'base agent: loaded from the cache in {load_s:.3f} s (median of 5; goal well under 1 s)')
+    if args.seeds_per_process:
+        return seeds_per_process(base, tok, args.substrate, args.seeds_per_process, args.repeats)
     train = family.tasks('train')
     tasks = [train[i % len(train)] for i in range(64)]
     seeds = iter(range(10 ** 6))
@@ -127,6 +134,56 @@ def main(argv: list[str] | None = None) -> None:
         fixed_cost(args.cache_dir)
         chapter_run(base, tok, peak, args.substrate)
     step_breakdown(step, step_flops, peak, args.repeats)  # last: the profiler's records would count as a run's memory
+
+
+def seeds_per_process(base, tok, name: str, counts: list[int], repeats: int, seeds: int = 16) -> None:
+    """The trainer's minibatch step (policy scoring, its backward, the critic's, on 16-episode minibatches) for
+    `seeds` seeds, each its own policy, critic and rollout, scored K at a time as one computation
+    (agentrl/agent/scoring.py): CPU seconds a seed-step at each K (median of `repeats` rounds, the K taken in turn
+    in each round), their ratio to the first K, the process's peak memory after each K's first round, and where a
+    seed-step's time goes at each K (profiled)."""
+    family = substrate(name).family
+    train = family.tasks('train')
+    policies, critics, minibatches = [], [], []
+    for seed in range(seeds):
+        gen = torch.Generator().manual_seed(seed)
+        tasks = [train[i] for i in torch.randint(len(train), (16,), generator=gen).tolist()]
+        batch = collate(sample_tasks(base, tasks, 1, tok, gen, family.new_env), tok.pad_id)
+        ids, mask = trim(batch['ids'], tok.pad_id, batch['action_mask'])
+        torch.manual_seed(seed)
+        policies.append(copy.deepcopy(base))
+        critics.append(make_critic(base))
+        minibatches.append((ids, mask, Packing.of(mask)))
+
+    def step(group: list[int]) -> None:
+        ids, masks, packings = zip(*(minibatches[k] for k in group))
+        for model in [policies[k] for k in group] + [critics[k] for k in group]:
+            model.zero_grad()
+        scores = stacked_policy_scores([policies[k] for k in group], ids, packings)
+        sum((logp * mask).sum() / mask.sum() for (logp, _), mask in zip(scores, masks)).backward()
+        values = stacked_critic_scores([critics[k] for k in group], ids, packings)
+        sum(((value - 1) ** 2 * mask).sum() / mask.sum() for value, mask in zip(values, masks)).backward()
+
+    def all_seeds(K: int) -> float:  # CPU seconds a seed-step
+        start = time.process_time()
+        for first in range(0, seeds, K):
+            step(list(range(first, min(first + K, seeds))))
+        return (time.process_time() - start) / seeds
+
+    times, memory = {K: [] for K in counts}, {}
+    for _ in range(repeats):
+        for K in counts:
+            times[K].append(all_seeds(K))
+            memory.setdefault(K, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    one = statistics.median(times[counts[0]])
+    print(f'substrate {name}: {seeds} seeds, 16-episode minibatches of '
+          f'{statistics.mean(m[2].rows.numel() for m in minibatches):.0f} positions on average')
+    for K in counts:
+        median = statistics.median(times[K])
+        kinds = seconds_by_kind(lambda: all_seeds(K))
+        print(f'seeds per process {K:2d}: {median * 1e3:6.2f} ms CPU a seed-step | {one / median:.2f}x K = '
+              f'{counts[0]} | peak memory {memory[K]:.0f} MiB | profiled, ms a seed-step: '
+              + ' '.join(f'{kind} {part / seeds * 1e3:.1f}' for kind, part in kinds.items()))
 
 
 def trainer_step(base, batch: dict, peak: float, repeats: int):
