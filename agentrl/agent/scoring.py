@@ -30,6 +30,7 @@ from .matmul import attention, segmented_linear
 from .model import Attention, Critic, TinyAgent, Trunk, rotate
 from .packing import Packing
 
+
 def stacked(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
     """K tensors of one shape -> [K, ...] (a view for K = 1)."""
     return tensors[0][None] if len(tensors) == 1 else torch.stack(tensors)
