@@ -1,7 +1,7 @@
-"""Scoring a padded batch without computing on its padding, and the policy's head only where it scores.
+"""Which positions of a padded batch are computed, and how attention groups them (scoring.py computes them).
 
 Sequences are padded at the end to the longest one: at the chapter's defaults a 16-row minibatch is a
-third padding, and only a fifth of its real positions predict a policy token. Here the token-wise
+third padding, and only a fifth of its real positions predict a policy token. Scored, the token-wise
 layers (embedding, layer norms, MLPs) run on the N real tokens [N, C]; attention runs on rows of
 similar length padded to their own longest (buckets), where causality keeps every padded position out
 of every real one. The policy's head and log-softmax run only at the P positions that predict a policy
@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
-
 
 # Attention's cost on the padded layout of b rows of width w grows as b * w^2, plus a fixed cost per kernel call
 # worth about one row of 48 positions (flash attention forward and backward, [b, 4, w, 8], one AVX2 thread).
