@@ -6,7 +6,8 @@ the record of its name and seed; records of another numerics version leave) to -
 design's runs published before its ledger.
 The ledger reads every seed of the runs it is given.
 `stage --seeds JSON --stage K --out FILE` looks at a staged design's claims after its stage K and writes the next
-stage's plan (JSON) to FILE (analysis/ledger/stages.py).
+stage's plan (JSON) to FILE (analysis/ledger/stages.py); a budgeted design's look also takes its cost table
+(`--costs FILE`) and, after stage 1, the look before (`--previous FILE`).
 A bad argument, or runs or records that cannot be read (damaged records: the file), is an error of one line."""
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ import sys
 from agentrl.files import write_text
 from workflow.faults import OneLineParser
 from workflow.plan import look_text, seed_plan
+from workflow.state import cost_table
 
 from .ledger.chapter import Context
-from .ledger.stages import next_stage
+from .ledger.stages import look_line, next_stage
 from .pages.report import aggregate
 from .records.load import Runs, combine, load_runs
 from .records.records import load_options, load_records, parse_reuse, with_runs
@@ -53,16 +55,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--alpha', type=float, default=None, help="claims' significance level (claims.yaml)")
     parser.add_argument('--min-seeds', type=int, default=None, help="claims' minimum seeds (claims.yaml)")
     parser.add_argument('--seeds', type=seeds_value, default=None, metavar='JSON',
-                        help="stage: the design's seeds as its config states them: {initial, step, max} in JSON")
+                        help="stage: the design's seeds as its config states them, in JSON")
     parser.add_argument('--stage', type=int, default=None, help='stage: the stage just run (from 1)')
+    parser.add_argument('--costs', default=None, help="stage: a budgeted design's cost table (its costs.csv)")
+    parser.add_argument('--previous', default=None, help="stage: a budgeted design's look before this one")
     parser.add_argument('--basis', default=None,
                         help="stage: the basis the look is made for (the workflow's digest of its design and "
                              'claims), stored in the look')
     args = parser.parse_args(argv)
     if args.command == 'stage' and None in (args.seeds, args.stage, args.out):
         parser.error('stage needs --seeds, --stage and --out (the look file it writes)')
-    if args.command != 'stage' and (args.seeds is not None or args.stage is not None):
-        parser.error(f'{args.command} reads every seed of its runs: --seeds and --stage are options of stage only')
+    if args.command != 'stage' and any(v is not None for v in (args.seeds, args.stage, args.costs, args.previous)):
+        parser.error(f'{args.command} reads every seed of its runs: --seeds, --stage, --costs and --previous are '
+                     'options of stage only')
     sources = [name for name in ('runs', 'experiments', 'run_files', 'records') if getattr(args, name)]
     sources += ['reuse'] * (args.reuse is not None)
     given = set(sources)
@@ -83,27 +88,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == 'stage':
         try:
             look = next_stage(Context.build(runs, options['baseline']), seed_plan({'seeds': args.seeds}), args.stage,
+                              args.costs and cost_table(args.costs), args.previous and read_json(args.previous),
                               alpha=options['alpha'])
-        except ValueError as error:
+        except (ValueError, OSError) as error:
             parser.error(str(error))
         write_text(args.out, look_text(look, args.basis))
-        print(f"stage {look['stage']} ({look['seeds']} seeds): {len(look['decided'])} claims decided, "
-              f"{len(look['open'])} open within max, {len(look['beyond_max'])} projected beyond max; "
-              f"next: {look['next'] or 'none, the design is done'}")
+        print(look_line(look))
         return 0
     paths = aggregate(runs, args.out or 'results', PARTS[args.command], **options)
     print(f'{len(runs.runs)} runs read; {len(paths)} files written under {args.out}')
     return 0
 
 
+def read_json(path: str) -> dict:
+    """A JSON file (--previous: a look)."""
+    with open(path) as file:
+        return json.load(file)
+
+
 def seeds_value(text: str) -> list[int] | dict:
-    """--seeds: a design's `seeds` as JSON, checked as seed_plan checks it: a list of seeds or {initial, step, max}
-    (a list is one stage: the look refuses it)."""
+    """--seeds: a design's `seeds` as JSON, checked as seed_plan checks it: a list of seeds or a staged design's
+    mapping (a list is one stage: the look refuses it)."""
     try:
         value = json.loads(text)
         seed_plan({'seeds': value})
     except (ValueError, KeyError, TypeError) as error:
-        raise argparse.ArgumentTypeError(f'{text!r}: expected a list of seeds or {{"initial": N, "step": N, "max": N}} '
+        raise argparse.ArgumentTypeError(f'{text!r}: expected a list of seeds, {{initial, step, max}} or '
+                                         f'{{initial, max, policy, batch, budget}} '
                                          f'({type(error).__name__}: {error})') from None
     return value
 

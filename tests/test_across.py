@@ -11,7 +11,7 @@ from agentrl.files import with_manifest, write_folder
 from analysis.pages import substrates
 from analysis.records.records import parquet_bytes
 from analysis.pages.substrates import (ANSWER_END, ANSWER_START, Judged, across, advice, answer, class_counts,
-                                       effects, figure, made, main, outcome, read_substrates)
+                                       effects, figure, made, main, outcome, read_substrates, seed_design)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -162,6 +162,13 @@ def records(folder, runs: int, version: int = 4) -> None:
     write_folder(folder / 'records', with_manifest({'runs.parquet': parquet_bytes(frame), 'aggregate.json': made}))
 
 
+def test_a_designs_seeds_are_named_as_its_plan():
+    assert seed_design(dict(seeds=list(range(10)))) == 'seeds 0-9'
+    assert seed_design(dict(seeds=dict(initial=12, step=10, max=40))) == 'batches of 10 from 12 up to 40 seeds'
+    assert seed_design(dict(seeds=dict(initial=5, max=40, policy='greedy', batch=0.25, budget=1.5))) == (
+        'greedy batches of 0.25x from 5 up to 40 seeds, budget 1.5x')
+
+
 def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_and_figure(tmp_path):
     frame = ledgers()['tinyagent']
     (tmp_path / 'tinyagent' / 'tables').mkdir(parents=True)
@@ -171,7 +178,7 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     records(tmp_path / 'tinyagent', 500)
     (tmp_path / 'tinyagent' / 'stages').mkdir()
     for stage in (1, 2, 10):  # the last look by its number, not its name's order
-        (tmp_path / 'tinyagent' / 'stages' / f'stage~{stage}.json').write_text(json.dumps(dict(next=dict(seeds=32))))
+        (tmp_path / 'tinyagent' / 'stages' / f'stage~{stage}.json').write_text(json.dumps(dict(next=dict(baseline=32))))
     records(tmp_path / 'longer', 74, version=3)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
     staged = Path(designs[0])

@@ -84,7 +84,7 @@ def test_a_design_that_extends_another_states_only_where_it_differs(tmp_path):
         extend(dict(extends='none.yaml'), tmp_path)
 
 
-def test_a_staged_designs_seeds_merge_key_by_key_and_a_list_replaces_them(tmp_path):
+def test_a_staged_designs_seeds_merge_key_by_key_and_a_list_or_another_policy_replaces_them(tmp_path):
     (tmp_path / 'base.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=dict(initial=10, step=5, max=40))))
     assert extend(dict(extends='base.yaml', seeds=dict(max=60)), tmp_path)['seeds'] == dict(
         initial=10, step=5, max=60)
@@ -92,6 +92,10 @@ def test_a_staged_designs_seeds_merge_key_by_key_and_a_list_replaces_them(tmp_pa
     (tmp_path / 'fixed.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=[0, 1])))
     assert extend(dict(extends='fixed.yaml', seeds=dict(initial=2, step=1, max=3)), tmp_path)['seeds'] == dict(
         initial=2, step=1, max=3)
+    greedy = dict(initial=2, max=4, policy='greedy', batch=0.1, budget=0.3)  # another policy: its seeds, whole
+    assert extend(dict(extends='base.yaml', seeds=greedy), tmp_path)['seeds'] == greedy
+    (tmp_path / 'greedy.yaml').write_text(yaml.safe_dump(dict(DESIGN, seeds=greedy)))
+    assert extend(dict(extends='greedy.yaml', seeds=dict(budget=0.5)), tmp_path)['seeds'] == dict(greedy, budget=0.5)
 
 
 def test_the_test_design_extends_the_default_and_states_no_axis_of_its_own():

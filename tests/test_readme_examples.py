@@ -28,6 +28,8 @@ SKIPPED = {  # row -> why it is not run here
                              'a design with a level added',
     'add a substrate': 'an edit of agentrl/world/substrates.py and a design: tests/test_workflow.py adds a fourth',
     'add or change a claim': "an edit of claims.yaml, then the design's command, whose looks take minutes",
+    'run a design under a budget': "an edit of the design and a cost table, then the design's command: "
+                                   'tests/test_workflow.py runs a budgeted test design batch after batch',
     "republish a substrate's tables": 'aggregates every published run: minutes',
     "price a design's runs on this machine": "times every cell's and experiment's jobs: an hour",
     "check the ledger's promise by simulation": 'simulates 200,000 claims a source: minutes',

@@ -33,6 +33,8 @@ TEST_CONFIG = REPO / 'config' / 'test.yaml'
 TEST_RESULTS = yaml.safe_load(TEST_CONFIG.read_text())['results_dir']
 BASELINE_CELL = 'baseline'
 TEST_CELLS = [BASELINE_CELL, 'lam~0.95', 'algorithm~reinforce']
+# a budgeted test design: the greedy rule from 2 seeds, batches of 0.05 and a budget of 0.3 fixed 10-seed designs
+GREEDY = dict(initial=2, max=4, policy='greedy', batch=0.05, budget=0.3)
 
 
 def environment() -> dict:
@@ -338,6 +340,12 @@ def fault_lines(output: str, design: Path) -> list[str]:
     (dict(seeds=[0, 1, 1]), ['seeds = [0, 1, 1]: each item once']),
     (dict(seeds={'initial': 10, 'step': 5, 'max': -5}), ['seeds.max = -5: at least 2']),
     (dict(seeds={'initial': 10, 'step': 5, 'max': 5}), ['seeds: max=5 is less than initial=10']),
+    (dict(seeds=dict(GREEDY, policy='greed')),
+     ['seeds.policy = "greed": one of every source, greedy, greedy in steps; did you mean greedy?']),
+    (dict(seeds={key: value for key, value in GREEDY.items() if key != 'budget'}),
+     ["seeds: budget: missing (a staged design of policy 'greedy' takes initial, max, batch, budget)"]),
+    (dict(seeds=GREEDY), [f'seeds: a budgeted design prices its batches by its cost table, and '
+                          f'{TEST_RESULTS}/costs.csv does not exist (python -m workflow.costs measures one)']),
     (dict(sweeps={'epochs': ['four']}), ['sweeps.epochs[0] = "four": an integer']),
     (dict(trainer=dict(early_stop='epochs', iterations=2, episodes_per_iteration=16)),
      ['trainer.early_stop = "epochs": one of epoch, minibatch; did you mean epoch?']),
@@ -480,7 +488,8 @@ def test_end_to_end_from_base_agent_to_aggregation(parallel):
         assert (run['kind'], run['name'], run['seed']) == ('experiment', 'clip_gradients', seed)
     assert sorted(p.name for p in (results / 'runs').iterdir()) == sorted(TEST_CELLS)
     looks = [json.loads((results / 'stages' / f'stage~{k}.json').read_text()) for k in (1, 2)]
-    assert [look['next'] for look in looks] == [dict(seeds=3, sources=sorted(TEST_CELLS)), {}]
+    assert [look['next'] for look in looks] == [dict.fromkeys(sorted(TEST_CELLS), 3), {}]
+    assert [look['stop'] for look in looks] == ['', 'beyond max'] and 'cost_s' not in looks[0]
     # at 2 seeds, under min_seeds, every open claim asks for seeds; at 3, the max, none is projected within it
     assert looks[0]['open'] and looks[0]['beyond_max'] == [] and looks[1]['open'] == []
     assert set(looks[1]['decided']) | set(looks[1]['beyond_max']) == set(looks[0]['open'])
@@ -650,8 +659,8 @@ def test_a_dry_run_prints_the_next_stages_plan_before_any_job(parallel, tmp_path
     """Stage 1 looked at, stage 2 not run yet: the dry run names stage 2's cells and lists exactly its jobs."""
     work = copy_workdir(parallel, tmp_path / 'work')
     plan = json.loads((work / TEST_RESULTS / 'stages' / 'stage~1.json').read_text())['next']
-    assert plan['seeds'] == 3 and set(plan['sources']) == set(TEST_CELLS)  # 2 seeds decide no claim
-    for cell in plan['sources']:
+    assert plan == dict.fromkeys(sorted(TEST_CELLS), 3)  # 2 seeds decide no claim
+    for cell in plan:
         shutil.rmtree(work / TEST_RESULTS / 'runs' / cell / 'seed~2')
     (work / TEST_RESULTS / 'stages' / 'stage~2.json').unlink()
     shutil.rmtree(work / TEST_RESULTS / 'records')  # or the records give the removed runs
@@ -718,6 +727,112 @@ def test_a_stage_killed_half_way_leaves_no_run_and_the_next_invocation_finishes_
     assert re.findall(r'^(?:local)?rule train:\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M) == [
         f'{TEST_RESULTS}/runs/{BASELINE_CELL}/seed~2/run.json']
     assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run'))
+
+
+# --- a budgeted design: the greedy policy's batches -----------------------------------------------
+
+# its cost table: a PPO cell 10 CPU s a job, REINFORCE 5, the experiment 4, a warmed critic 1: the fixed 10-seed design
+# costs 300 job-seconds, its budget 90, the first stage 60, a batch at least 15
+GREEDY_COSTS = (
+    'source,kind,cpu_s,wall_s,method,fixed_s,per_iteration_s,cpu,numerics_version,measured\n'
+    'critic,critic,1,1,the job,,,test,5,2026-12-07\nbaseline,cell,10,10,the job,,,test,5,2026-12-07\n'
+    'lam~0.95,cell,10,10,the job,,,test,5,2026-12-07\nalgorithm~reinforce,cell,5,5,the job,,,test,5,2026-12-07\n'
+    'clip_gradients,experiment,4,4,the job,,,test,5,2026-12-07\n')
+
+
+@pytest.fixture(scope='module')
+def budgeted(parallel, tmp_path_factory) -> tuple[Path, Path]:
+    """(working directory, design): the test design under the greedy policy (GREEDY), its cost table beside its
+    results, from the test design's first stage (parallel's seeds 0 and 1; seed 2, the records and the looks
+    removed); read only: a test works on a copy."""
+    root = tmp_path_factory.mktemp('budgeted')
+    design = root / 'greedy.yaml'
+    design.write_text(yaml.safe_dump(dict(extends='config/test.yaml', seeds=GREEDY)))
+    work = copy_workdir(parallel, root / 'work')
+    results = work / TEST_RESULTS
+    for cell in TEST_CELLS:
+        shutil.rmtree(results / 'runs' / cell / 'seed~2')
+        (results / 'logs' / 'runs' / cell / 'seed~2.log').unlink()
+    shutil.rmtree(results / 'records')
+    shutil.rmtree(results / 'stages')
+    (results / 'costs.csv').write_text(GREEDY_COSTS)
+    return work, design
+
+
+def trained(out: str) -> list[str]:
+    """The run.json files a Snakemake output made (train and experiment jobs), in order."""
+    return re.findall(r'^(?:local)?rule (?:train|experiment):\n(?:    .*\n)*?    output: (\S+)', out, flags=re.M)
+
+
+def test_a_dry_run_of_a_budgeted_design_prints_the_next_batch_and_its_job_seconds(budgeted, tmp_path):
+    """The first stage looked at, the first batch not run: the dry run names its sources, each with its seeds, and
+    what it costs by the cost table (the look's), and lists exactly its jobs."""
+    work, design = copy_workdir(budgeted[0], tmp_path / 'work'), budgeted[1]
+    first = succeeded(snakemake(work, '--cores', 2, f'{TEST_RESULTS}/stages/stage~1.json', config=design))
+    assert 'stage 1 of at most 4: 3 cells and 1 experiments to 2 seeds, 8 runs added, 0 to make' in first
+    look = json.loads((work / TEST_RESULTS / 'stages' / 'stage~1.json').read_text())
+    assert look['seeds'] == dict.fromkeys(sorted([*TEST_CELLS, 'clip_gradients']), 2)
+    assert (look['next'], look['stop'], look['cost_s'], look['left_s']) == (
+        {BASELINE_CELL: 3, 'algorithm~reinforce': 3}, '', 16, 30)  # 10 + 5 and a critic; 90 - 60 left
+    out = succeeded(snakemake(work, '--dry-run', config=design))
+    assert ('stage 2 of at most 4: 2 cells and 0 experiments to 3 seeds, 2 runs added, 2 to make (the others are '
+            'published or here)\n  cells: baseline (3), algorithm~reinforce (3)\n  experiments: none\n  the batch: 16 '
+            'job-seconds by the cost table, 30 of the budget left before it\n') in out, out[-3000:]
+    # the job stats price what is made: seed 2's warmed critic is here (the budget counts it in the batch)
+    assert re.fullmatch(r'2 runs and 0 warmed critics planned: about 15 CPU s of jobs by the cost table '
+                        rf'{TEST_RESULTS}/costs\.csv \(.+\)', planned(out)[-1])
+    assert dry_run_jobs(work, config=design) == [
+        ('aggregate', f'{TEST_RESULTS}/claims.md'), ('all', ''), ('stage', f'{TEST_RESULTS}/stages/stage~2.json'),
+        ('train', f'{TEST_RESULTS}/runs/algorithm~reinforce/seed~2/run.json'),
+        ('train', f'{TEST_RESULTS}/runs/baseline/seed~2/run.json')]
+
+
+def budgeted_looks(work: Path) -> list[dict]:
+    """A budgeted run's looks, stage 1 on."""
+    paths = sorted((work / TEST_RESULTS / 'stages').glob('stage~*.json'), key=lambda p: int(p.stem.split('~')[1]))
+    return [json.loads(path.read_text()) for path in paths]
+
+
+def test_a_budgeted_design_runs_batch_after_batch_until_its_policy_stops(budgeted, tmp_path):
+    """From the first stage: a batch of two cells, one of the third, each to seed 2, then no open claim asks (each is
+    projected beyond max): the design ends with the budget not spent; every batch within it, and nothing left to do."""
+    work, design = copy_workdir(budgeted[0], tmp_path / 'work'), budgeted[1]
+    out = succeeded(snakemake(work, '--cores', 2, config=design))
+    looks = budgeted_looks(work)
+    assert [(look['next'], look['stop'], look['cost_s'], look['left_s']) for look in looks] == [
+        ({BASELINE_CELL: 3, 'algorithm~reinforce': 3}, '', 16, 30), ({'lam~0.95': 3}, '', 10, 14),
+        ({}, 'beyond max', 0, 4)]
+    assert looks[-1]['seeds'] == {'algorithm~reinforce': 3, BASELINE_CELL: 3, 'clip_gradients': 2, 'lam~0.95': 3}
+    assert sorted(trained(out)) == [f'{TEST_RESULTS}/runs/{cell}/seed~2/run.json' for cell in sorted(TEST_CELLS)]
+    assert 'the batch: 10 job-seconds by the cost table, 14 of the budget left before it' in out
+    assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run', config=design))
+
+
+def test_a_budgeted_batch_killed_half_way_is_finished_by_the_next_invocation(budgeted, tmp_path):
+    """The first batch killed while one of its runs trains: the next invocation makes what is missing, no run twice,
+    and reaches the same looks as a run never stopped."""
+    work, design = copy_workdir(budgeted[0], tmp_path / 'work'), budgeted[1]
+    logs = [work / TEST_RESULTS / 'logs' / 'runs' / cell / 'seed~2.log' for cell in TEST_CELLS]
+    with open(tmp_path / 'snakemake.out', 'w') as out:
+        proc = subprocess.Popen(command(work, design, '--cores', 1), cwd=REPO, env=environment(), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(log.exists() and 'iter ' in log.read_text() for log in logs):  # a batch's run is midway
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / 'snakemake.out').read_text()
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # snakemake and its job, as a power cut would
+        proc.wait()
+    made = {p for p in (work / TEST_RESULTS).glob('*/*/seed~2/run.json')}
+    assert len(made) < 2 and not (work / TEST_RESULTS / 'stages' / 'stage~2.json').exists()
+    succeeded(snakemake(work, '--unlock', config=design))
+    out = succeeded(snakemake(work, '--cores', 2, '--rerun-incomplete', config=design))
+    expected = {f'{TEST_RESULTS}/runs/{cell}/seed~2/run.json' for cell in TEST_CELLS}
+    assert sorted(trained(out)) == sorted(expected - {str(p.relative_to(work)) for p in made})
+    assert [(look['next'], look['stop']) for look in budgeted_looks(work)] == [
+        ({BASELINE_CELL: 3, 'algorithm~reinforce': 3}, ''), ({'lam~0.95': 3}, ''), ({}, 'beyond max')]
+    assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run', config=design))
 
 
 # --- serial and parallel runs agree ----------------------------------------------------------

@@ -66,13 +66,14 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 
 def top_level_rows(schema: dict) -> list[tuple[str, ...]]:
-    """One row per top-level key and per key of the staged `seeds` mapping."""
+    """One row per top-level key and per key of the staged `seeds` mapping (its policy says which it takes)."""
     defs, rows = schema['$defs'], []
     for key, fragment in schema['properties'].items():
         required = 'required' if key in schema['required'] else text(fragment.get('default', ''))
         rows.append((f'`{key}`', described(key, fragment), allowed(fragment, defs), required))
         for option in fragment.get('oneOf', []):
-            rows += [(f'`{key}.{name}`', described(f'{key}.{name}', part), allowed(part, defs), 'required')
+            rows += [(f'`{key}.{name}`', described(f'{key}.{name}', part), allowed(part, defs),
+                      'required' if name in option.get('required', ()) else '')
                      for name, part in option.get('properties', {}).items()]
     return rows
 

@@ -25,7 +25,7 @@ from agentrl.learning.algorithms import ALGORITHMS, CRITIC_FIELDS, WHITENING
 from agentrl.world.substrates import DEFAULT as DEFAULT_SUBSTRATE, SUBSTRATES
 from workflow.faults import OneLineParser, json_types, validated, yaml_fault
 from workflow.lr_scale import at_lr_scale
-from workflow.plan import DesignError, seed_plan
+from workflow.plan import DEFAULT_POLICY, FIXED_SEEDS, POLICIES, DesignError, seed_plan
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = Path(__file__).with_name('schemas') / 'config.schema.yaml'
@@ -114,7 +114,8 @@ def text(value) -> str:
 
 def config_schema() -> dict:
     """The schema file with `$defs/axes`, `baseline`, `$defs/levels` and the trainer constants that are axes
-    (their levels; the file gives their descriptions) generated from AXES."""
+    (their levels; the file gives their descriptions) generated from AXES, and the seeds' policies from
+    workflow/plan.py (POLICIES)."""
     schema = yaml.safe_load(SCHEMA_FILE.read_text())
     defs = schema['$defs']
     defs['axes'] = {name: {'description': axis.description, **axis.schema} for name, axis in AXES.items()}
@@ -126,6 +127,7 @@ def config_schema() -> dict:
     defs['levels']['properties'] = {
         name: {'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'$ref': f'#/$defs/axes/{name}'}}
         for name in AXES}
+    schema['properties']['seeds']['oneOf'][1]['properties']['policy']['enum'] = list(POLICIES)
     return schema
 
 
@@ -273,7 +275,7 @@ def cell_json(values: dict) -> str:
 def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
     """A design with the design it `extends` (a file, relative to the repository root) filled in: every key the
     design does not state comes from the file it extends; trainer, baseline and seeds are merged key by key where
-    both are mappings (MERGED).
+    both are mappings (MERGED; seeds of another policy replace them).
     Resolved again in the file extended, so designs chain; a missing file, one that is not YAML or a cycle is a
     DesignError naming it."""
     if 'extends' not in design:
@@ -291,8 +293,12 @@ def extend(design: dict, root: Path = REPO, seen: tuple[str, ...] = ()) -> dict:
 
 
 def merged(base, own):
-    """A key's value in a design that extends another: the two mappings merged key by key, else its own."""
-    return {**base, **own} if isinstance(base, dict) and isinstance(own, dict) else own
+    """A key's value in a design that extends another: the two mappings merged key by key, else its own (seeds of
+    another policy than the extended design's: its own, whole)."""
+    if not (isinstance(base, dict) and isinstance(own, dict)):
+        return own
+    policy = base.get('policy', DEFAULT_POLICY)
+    return {**base, **own} if own.get('policy', policy) == policy else own
 
 
 def checked(design: dict, source: str) -> dict:
@@ -335,12 +341,19 @@ def main(argv: list[str] | None = None) -> None:
         cells = expand_design(design)
     except DesignError as error:
         parser.error(str(error))
+    try:
+        plan = seed_plan(design)
+    except DesignError as error:
+        parser.error(f'{args.configfile}: {error}')
     if args.what == 'cells':
         print('\n'.join(cells))
     elif args.what == 'stages':
-        plan, sources = seed_plan(design), len(cells) + len(design['experiments'])
-        print(f'{"staged" if plan.staged else "fixed"} design: seeds per cell or experiment at each '
-              f'stage\'s look {list(plan.looks)}; at most {len(plan.looks)} stages and '
+        sources = len(cells) + len(design['experiments'])
+        kind = (f'budgeted design (policy {plan.policy}, batches of {plan.batch:g} and a budget of {plan.budget:g} '
+                f'fixed {FIXED_SEEDS}-seed designs\' job-seconds by its cost table)' if plan.budgeted
+                else 'staged design' if plan.staged else 'fixed design')
+        print(f'{kind}: seeds per cell or experiment at each stage\'s look {list(plan.looks)}'
+              f'{", then each its own" if plan.budgeted else ""}; at most {plan.stages} stages and '
               f'{plan.most_jobs(sources)} run jobs ({sources} cells and experiments x {plan.max_seeds} seeds)')
     elif args.name not in cells:
         parser.error(f'cell {args.name!r} is not in {args.configfile}; its cells are: {", ".join(cells)}')

@@ -32,7 +32,7 @@ from agentrl.files import verify_records, write_text
 from agentrl.numerics import UNSTATED_VERSION
 from workflow.design import Cell, expand_design, recorded
 from workflow.faults import not_in_design
-from workflow.plan import DesignError, seed_plan
+from workflow.plan import COSTS_FILE, DesignError, seed_plan
 
 ANALYSIS = Path(__file__).resolve().parents[1] / 'analysis'
 # what a look (python -m analysis stage) reads runs and decides with
@@ -105,7 +105,6 @@ def recorded_seconds(records: Path | str) -> dict[str, list[float]]:
     return found
 
 
-COSTS_FILE = 'costs.csv'  # a design's cost table, in its results_dir
 COST_COLUMNS = ('source', 'kind', 'cpu_s', 'wall_s', 'method', 'fixed_s', 'per_iteration_s', 'cpu', 'numerics_version',
                 'measured')
 COST_KINDS = ('critic', 'cell', 'experiment')  # the warmed critic: one job per seed, shared by its PPO cells
@@ -275,13 +274,19 @@ def claims_key(path: Path | str) -> str:
 
 def basis(config: dict, numerics: int, claims_files: Iterable[Path] = CLAIMS_FILES) -> dict:
     """What a look of a (validated) design depends on besides its runs' numbers: the cells' configs, the experiments,
-    the seed plan, the claims files and the code that decides them (their SHA-256) and the numerics version."""
+    the seed plan, the claims files and the code that decides them (their SHA-256), the numerics version and a
+    budgeted design's cost table (its SHA-256)."""
     plan = seed_plan(config)
-    return dict(cells={name: cell.values for name, cell in expand_design(config).items()},
-                experiments=list(config.get('experiments', [])),
-                seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step),
-                numerics_version=numerics,
-                claims={claims_key(f): hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
+    value = dict(cells={name: cell.values for name, cell in expand_design(config).items()},
+                 experiments=list(config.get('experiments', [])),
+                 seeds=dict(seeds=list(plan.seeds), looks=list(plan.looks), step=plan.step),
+                 numerics_version=numerics,
+                 claims={claims_key(f): hashlib.sha256(Path(f).read_bytes()).hexdigest() for f in claims_files})
+    if plan.budgeted:  # its batches are priced by its policy and cost table
+        costs = Path(config['results_dir']) / COSTS_FILE
+        value['seeds'] = dict(value['seeds'], plan=plan.spec)
+        value['costs'] = hashlib.sha256(costs.read_bytes()).hexdigest() if costs.is_file() else None
+    return value
 
 
 def basis_file(results_dir: str, value: dict) -> str:

@@ -28,13 +28,14 @@ import numpy as np
 import pandas as pd
 
 from workflow.design import expand_design
-from workflow.state import job_costs
+from workflow.plan import POLICIES
+from workflow.state import JobCosts, job_costs
 
 from ..stats.inference import DEFAULTS
 from .chapter import Context
 from .claims import FINDING, feeders
 
-RULES = ('every source', 'greedy', 'greedy in steps')
+RULES = tuple(POLICIES)  # a staged design's `seeds: {policy}` (workflow/plan.py)
 STOPS = ('decided', 'beyond max', 'budget spent')
 MAX_SEEDS = 40
 
@@ -49,12 +50,17 @@ class Prices:
 
     @classmethod
     def of(cls, design: dict) -> Prices:
-        """A design's prices: its cost table (`<results_dir>/costs.csv`) and its PPO cells."""
+        """A design's prices: its cost table (`<results_dir>/costs.csv`), every source it prices, and its PPO cells."""
         costs = job_costs(design['results_dir'])
         if costs is None:
             raise ValueError(f"{design['results_dir']}: no cost table to price runs by (python -m workflow.costs)")
         ppo = {name for name, cell in expand_design(design).items() if cell.values['algorithm'] == 'ppo'}
-        return cls(dict(costs.seconds), costs.critic_s, frozenset(ppo))
+        return cls.table(costs, costs.seconds, ppo)
+
+    @classmethod
+    def table(cls, costs: JobCosts, sources: Iterable[str], ppo: Iterable[str]) -> Prices:
+        """These sources' prices by a cost table (each priced: workflow.plan.check_budget); ppo: the PPO cells."""
+        return cls({s: costs.seconds[s] for s in sources}, costs.critic_s, frozenset(ppo))
 
     def cost(self, held: Mapping[str, int], added: Mapping[str, int]) -> float:
         """Job-seconds of the runs `added` on top of `held` (seeds per source): each run its source's price, and a

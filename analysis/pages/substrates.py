@@ -279,14 +279,17 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
 
 
 def seed_design(design: dict) -> str:
-    """A design's seeds as a plan, in words: 'seeds 0-9' (a fixed design) or 'batches of 10 from 12 up to 40 seeds'
-    (a staged one)."""
+    """A design's seeds as a plan, in words: 'seeds 0-9' (a fixed design), 'batches of 10 from 12 up to 40 seeds'
+    (a staged one) or 'greedy batches of 0.25x from 5 up to 40 seeds, budget 1.5x' (a budgeted one)."""
     plan = seed_plan(design)
     if not plan.staged:
         seeds = plan.seeds
         contiguous = list(seeds) == list(range(seeds[0], seeds[0] + len(seeds)))
         return f'seeds {seeds[0]}-{seeds[-1]}' if contiguous and len(seeds) > 1 else \
             'seeds ' + ', '.join(map(str, seeds))
+    if plan.budgeted:
+        return (f'{plan.policy} batches of {plan.batch:g}x from {plan.looks[0]} up to {plan.max_seeds} seeds, budget '
+                f'{plan.budget:g}x')
     return f'batches of {plan.step} from {plan.looks[0]} up to {plan.max_seeds} seeds'
 
 

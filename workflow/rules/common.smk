@@ -21,7 +21,7 @@ from agentrl.numerics import NUMERICS_VERSION  # pure: does not import torch
 from workflow.design import baseline_name, cell_json, design_differences, expand_design, runtime_minutes, shared_critic
 from workflow.design import substrate_of
 from workflow.faults import not_in_design
-from workflow.plan import DesignError, planned_cost, seed_plan
+from workflow.plan import COSTS_FILE, DesignError, check_budget, planned_cost, seed_plan
 from workflow.state import basis, basis_file, digest, published, record_rows, recorded_seconds, sources_option
 from workflow.state import seeds_present, split_runs, write_basis
 from workflow.state import run_file, set_aside, unreadable_runs  # run.json paths; a run.json that cannot be read reruns
@@ -81,6 +81,9 @@ BASIS = basis(config, NUMERICS_VERSION)
 BASIS_FILE = basis_file(RESULTS, BASIS)
 try:  # the design's cost table (workflow/state.py), None where it has none: a dry run prices its runs by it
     COSTS = job_costs(RESULTS)
+    check_budget(PLAN, COSTS, [*CELLS, *EXPERIMENTS], f"{RESULTS}/{COSTS_FILE}")  # a budgeted design's batches
+except DesignError as error:
+    sys.exit(f"{DESIGN_FILE}: {error}")
 except ValueError as error:
     sys.exit(str(error))  # one line naming the file and its line
 
