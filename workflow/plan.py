@@ -65,8 +65,9 @@ class SeedPlan:
 
     @property
     def stages(self) -> int:
-        """The most stages: a budgeted design's first and one batch more than its budget holds at full size (a
-        batch runs short when every claim asking for seeds has its target)."""
+        """The most stages: every look of a fixed or 'every source' design; a budgeted design's first stage, the
+        batches its budget holds at full size after it and one more (a batch runs short when every claim asking for
+        seeds has its target: none of 120 simulated ledgers of the three substrates needed more)."""
         if not self.budgeted:
             return len(self.looks)
         return 2 + math.ceil((self.budget - self.looks[0] / FIXED_SEEDS) / self.batch - 1e-9)

@@ -17,8 +17,9 @@ design's runs go, and changing it changes no verdict's guarantee. After stage K 
                  designs of FIXED_SEEDS seeds, less what every source's seeds cost: allocation.Prices)
 
 'every source' (seeds {initial, step, max}): the sources the open claims read get the seeds of stage K + 1, the plan's
-looks. Budgeted ('greedy', 'greedy in steps'): the next batch of allocation.next_batch, each source its own seeds; a
-batch cut to the budget is the last, and so is the one at the plan's last stage (SeedPlan.stages).
+looks (allocation's 'every source' rule; a source skipped at a look joins the next at its seeds). Budgeted ('greedy',
+'greedy in steps'): the next batch of allocation.next_batch, each source its own seeds; a batch cut to the budget is
+the last, and so is the one at the plan's last stage (SeedPlan.stages).
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, costs: JobCosts | None 
                 open=[a.id for a in found if a.target(plan.max_seeds) is not None],
                 beyond_max=[a.id for a in found if a.target(plan.max_seeds) is None])
     if not plan.budgeted:
-        return dict(look, **every_source(found, plan, stage))
+        return dict(look, **to_next_look(found, plan, stage))
     return dict(look, **budgeted(found, held, priced(ctx, plan, costs), plan, stage, previous or {}))
 
 
@@ -62,8 +63,8 @@ def holding(ctx: Context, plan: SeedPlan) -> dict[str, int]:
     return {source: int(n) for source, n in values.groupby('source')['seed'].nunique().items()}
 
 
-def every_source(found: list[Ask], plan: SeedPlan, stage: int) -> dict:
-    """'every source' at the plan's looks: the sources of the open claims that ask, to the next stage's seeds."""
+def to_next_look(found: list[Ask], plan: SeedPlan, stage: int) -> dict:
+    """'every source' at the plan's looks: the sources of the open claims that ask, to the next look's seeds."""
     wants = [a for a in found if a.target(plan.max_seeds) is not None]
     more = plan.next_seeds(stage)
     following = {s: more for s in sorted({s for a in wants for s in a.sources})} if more is not None else {}
