@@ -152,3 +152,20 @@ def test_a_job_is_timed_by_its_cpu_seconds_and_a_failed_one_says_why():
     assert clock.wall_s >= 0.3 and 0 < clock.cpu_s < clock.wall_s - 0.2  # asleep: wall time, no CPU time
     with pytest.raises(RuntimeError, match=r'failed \(exit status 3\): boom'):
         run_job([sys.executable, '-c', 'import sys; print("boom"); sys.exit(3)'])
+
+
+def test_a_table_measured_before_keeps_its_rows_and_measures_only_what_it_lacks(tmp_path):
+    """--missing: the design's sources the old table has are not run again (their rows kept as they are, dates
+    included); the ones it lacks are measured; a row of a source the design no longer has is left out."""
+    full, _, _ = measured('config/config.yaml', tmp_path / 'full')
+    old = [dict(row, cpu_s='1.5', measured='2000-01-01') for row in full
+           if row['source'] not in ('lr~0.0005', 'critic')]
+    old.append(dict(full[1], source='lr~0.1'))  # a cell of another design
+    jobs = FakeJobs()
+    rows = Bench(load_design(REPO / 'config/config.yaml'), tmp_path / 'again', jobs).table(old, log=[].append)
+    assert [row['source'] for row in rows] == [row['source'] for row in full]
+    by_source = {row['source']: row for row in rows}
+    assert by_source['baseline']['cpu_s'] == '1.5' and by_source['baseline']['measured'] == '2000-01-01'
+    assert by_source['lr~0.0005']['cpu_s'] == FIXED_S + 1 + PER_ITERATION_S * 30
+    assert by_source['critic']['cpu_s'] == CRITIC_S
+    assert set(jobs.lengths) == {'lr~0.0005'}  # the critic's job runs, no other cell's

@@ -12,6 +12,8 @@ and priced on the line through the two at its own iterations: a fixed part (star
 writing) and a part per iteration.
 
 `--check CELL ...` runs those cells whole and sets their CPU seconds beside the table's (the extrapolation's check).
+`--missing` measures only the sources the table lacks (a design's new cells) and keeps its other rows as they were
+measured, each with its own date.
 It lives in the workflow, not in agentrl.numerics.bench, because it reads designs (agentrl imports no workflow); it
 imports neither torch nor pandas (the jobs run in their own processes).
 """
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -119,24 +121,33 @@ class Bench:
                    f'the line through its jobs of {lengths[0]} and {lengths[1]} iterations, at {iterations}',
                    fixed_s=cpu[0], per_iteration_s=cpu[1])
 
-    def rows(self):
+    def rows(self, kept: Collection[str] = ()):
         """The cost table's rows, one a job measured, but where they were measured: the critic, the cells, the
-        experiments."""
-        yield row('critic', 'critic', self.warm_critic(), 'the job, whole')
+        experiments; the sources in `kept` are not measured (the critic's job runs all the same: the PPO cells'
+        jobs load its file)."""
+        critic = self.warm_critic()
+        if 'critic' not in kept:
+            yield row('critic', 'critic', critic, 'the job, whole')
         for name in self.cells:
-            yield self.cell_row(name)
+            if name not in kept:
+                yield self.cell_row(name)
         for name in self.experiments:
-            yield row(name, 'experiment', self.experiment(name), 'the job, whole')
+            if name not in kept:
+                yield row(name, 'experiment', self.experiment(name), 'the job, whole')
 
-    def table(self, log: Callable[[str], None] = functools.partial(print, flush=True)) -> list[dict]:
-        """The cost table (rows of COST_COLUMNS), each row logged as it is measured."""
+    def table(self, kept: Sequence[dict] = (),
+              log: Callable[[str], None] = functools.partial(print, flush=True)) -> list[dict]:
+        """The cost table (rows of COST_COLUMNS), each row logged as it is measured; `kept`: rows of a table measured
+        before, taken as they are where their source is the design's (and not measured again), in the design's
+        order."""
         stamp = dict(cpu=this_cpu().model, numerics_version=NUMERICS_VERSION,
                      measured=datetime.now(timezone.utc).date().isoformat())
-        rows = []
-        for measured in self.rows():
+        sources = ['critic', *self.cells, *self.experiments]
+        rows = {r['source']: r for r in kept if r['source'] in sources}
+        for measured in self.rows(kept=rows):
             log(said(measured))
-            rows.append({**measured, **stamp})
-        return rows
+            rows[measured['source']] = {**measured, **stamp}
+        return [rows[source] for source in sources]
 
 
 def row(source: str, kind: str, clock: Clock, method: str, fixed_s: float | None = None,
@@ -175,15 +186,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = OneLineParser(prog='python -m workflow.costs', description=__doc__.split('\n\n')[0])
     parser.add_argument('--configfile', default='config/config.yaml', help='the design (default: %(default)s)')
     parser.add_argument('--check', nargs='+', metavar='CELL', help="run these cells whole against the design's table")
+    parser.add_argument('--missing', action='store_true',
+                        help="measure only the sources the design's table lacks; its other rows are kept as they are, "
+                             "the rows of sources the design no longer has left out")
     args = parser.parse_args(argv)
     try:
         design = load_design(args.configfile)
         cells = expand_design(design)
-        costs = job_costs(design['results_dir']) if args.check else None  # a table measured again is not read
+        costs = job_costs(design['results_dir']) if args.check or args.missing else None  # remeasured: not read
     except (DesignError, ValueError) as error:
         parser.error(str(error))
-    if args.check and costs is None:
-        parser.error(f'--check: {Path(design["results_dir"]) / COSTS_FILE} does not exist; measure it first')
+    if (args.check or args.missing) and costs is None:
+        option = '--check' if args.check else '--missing'
+        parser.error(f'{option}: {Path(design["results_dir"]) / COSTS_FILE} does not exist; measure it first')
     unknown = [name for name in args.check or [] if name not in costs.seconds or name not in cells]
     if unknown:
         parser.error(f'--check {" ".join(unknown)}: not a cell of {args.configfile} and its table')
@@ -191,7 +206,9 @@ def main(argv: list[str] | None = None) -> None:
         bench = Bench(design, Path(folder))
         if args.check:
             return check(bench, costs, args.check)
-        path = write_text(Path(design['results_dir']) / COSTS_FILE, table_text(bench.table()))
+        path = Path(design['results_dir']) / COSTS_FILE
+        kept = list(csv.DictReader(io.StringIO(path.read_text()))) if args.missing else []
+        write_text(path, table_text(bench.table(kept)))
     print(f'{path}: {len(cells)} cells, {len(design["experiments"])} experiments and the warmed critic')
 
 
