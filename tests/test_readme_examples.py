@@ -126,7 +126,7 @@ def test_row_see_each_designs_stages_and_cells(clone):
     """Each design's stages and cells; the test design's are those the README's first command names."""
     stages, cells, option = how_to()["see each design's stages and cells"]
     for design in ('', f' {option} config/test.yaml', f' {option} config/substrates/larger.yaml'):
-        assert run(f'{stages}{design}', clone).startswith(('fixed design: ', 'staged design: '))
+        assert run(f'{stages}{design}', clone).startswith(('fixed design: ', 'staged design: ', 'budgeted design ('))
     names = run(f'{stages.replace("stages", cells)} {option} config/test.yaml', clone).split()
     looks = re.search(r"at each stage's look \[(\d+), (\d+)\]", run(f'{stages} {option} config/test.yaml', clone))
     said = re.search(r'(\w+) cells and (\w+) experiments? at (\d+), then (\d+) seeds', README.read_text())
