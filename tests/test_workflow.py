@@ -168,9 +168,13 @@ def test_an_axis_is_added_by_editing_two_files(tmp_path):
 
 
 def test_a_substrate_design_runs_every_job_on_its_substrate_in_its_own_results_folder(tmp_path):
-    """config/substrates/larger.yaml: the default design's first stage, each agentrl job given --substrate larger,
-    every file under its results folder; the default design's records are not its records."""
+    """config/substrates/larger.yaml: its first stage, each agentrl job given --substrate larger, every file under its
+    results folder; the default design's records are not its records (its cost table is: a budgeted design prices
+    its batches by it)."""
     design = load_design(REPO / 'config' / 'substrates' / 'larger.yaml')
+    table = tmp_path / design['results_dir'] / 'costs.csv'
+    table.parent.mkdir(parents=True)
+    shutil.copy(REPO / design['results_dir'] / 'costs.csv', table)
     assert design['results_dir'] == 'results/substrates/larger' and design['baseline']['substrate'] == 'larger'
     def named(cells):  # every cell but the lr sweep's, whose names are the rates at the design's scale
         return [name for name in cells if not name.startswith('lr~')]

@@ -127,7 +127,15 @@ def config_schema() -> dict:
     defs['levels']['properties'] = {
         name: {'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'$ref': f'#/$defs/axes/{name}'}}
         for name in AXES}
-    schema['properties']['seeds']['oneOf'][1]['properties']['policy']['enum'] = list(POLICIES)
+    staged = schema['properties']['seeds']['oneOf'][1]
+    staged['properties']['policy']['enum'] = list(POLICIES)
+    keys = list(staged)  # each policy's keys required right after the ones every policy takes: one line each, in order
+    by_policy = [{'if': {'required': ['policy'], 'properties': {'policy': {'const': policy}}},
+                  'then': {'required': list(taken)}} for policy, taken in POLICIES.items()]
+    by_policy.append({'if': {'not': {'required': ['policy']}}, 'then': {'required': list(POLICIES[DEFAULT_POLICY])}})
+    at = keys.index('required') + 1
+    schema['properties']['seeds']['oneOf'][1] = {**{k: staged[k] for k in keys[:at]}, 'allOf': by_policy,
+                                                 **{k: staged[k] for k in keys[at:]}}
     return schema
 
 
