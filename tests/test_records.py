@@ -231,6 +231,24 @@ def test_runs_of_a_new_numerics_version_start_the_records_afresh(design, tmp_pat
     assert set(after.summaries['name']) == {'baseline'} and all(set(t['seed']) == {0} for t in after.tables.values())
 
 
+def test_a_cell_run_at_another_configuration_starts_its_records_afresh(design, tmp_path):
+    """A run of a cell whose configuration changed (a new learning-rate scale, say) added to the records: every record
+    of that cell's old configuration leaves, whatever its seed, and the records say the new configuration; the other
+    cells' records stay."""
+    rescaled = tmp_path / 'rescaled' / 'run.json'
+    rescaled.parent.mkdir()
+    run = json.loads((design / 'runs' / 'baseline' / 'seed~0' / 'run.json').read_text())
+    run['config']['lr'] /= 5
+    rescaled.write_text(json.dumps(run))
+    result = analysis_cli('records', '--records', design / 'records', '--run-files', rescaled, '--out', tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    before, after = load_records(design / 'records'), load_records(tmp_path / 'records')
+    assert len(before.runs[before.runs['name'] == 'baseline']) > 1
+    assert after.runs.loc[after.runs['name'] == 'baseline', 'seed'].tolist() == [0]
+    assert after.configs['baseline']['lr'] == run['config']['lr']
+    assert len(after.runs) == len(before.runs[before.runs['name'] != 'baseline']) + 1  # (named against the new one)
+
+
 def test_records_needs_runs_to_add(design, tmp_path):
     result = analysis_cli('records', '--records', design / 'records', '--out', tmp_path)
     assert result.returncode == 2 and 'records needs --run-files (and --records to add them to); not records' \

@@ -177,8 +177,12 @@ def select(runs: Runs, pairs: Iterable[tuple[str, int]], keep: bool = True) -> R
 
 def with_runs(records: Runs, runs: Runs) -> Runs:
     """The records with runs added, every frame sorted as load_runs sorts it: a run replaces the record of its name
-    and seed, and the records of a numerics version the added runs are not of leave (no design continues from them:
-    a republish under a new version starts its records afresh)."""
+    and seed; the records of a numerics version the added runs are not of leave (no design continues from them:
+    a republish under a new version starts its records afresh), and so do those of a cell the added runs give another
+    configuration (records hold one configuration a name: a cell rerun at a new learning-rate scale starts afresh)."""
     other = records.runs[~records.runs['numerics_version'].isin(set(runs.runs['numerics_version']))]
-    gone = [*zip(runs.runs['name'], runs.runs['seed']), *zip(other['name'], other['seed'])]
+    changed = {name for name, config in runs.configs.items() if records.configs.get(name, config) != config}
+    remade = records.runs[records.runs['name'].isin(changed)]
+    gone = [*zip(runs.runs['name'], runs.runs['seed']), *zip(other['name'], other['seed']),
+            *zip(remade['name'], remade['seed'])]
     return combine(select(records, gone, keep=False), runs)
