@@ -347,7 +347,7 @@ def fault_lines(output: str, design: Path) -> list[str]:
     (dict(seeds=dict(GREEDY, policy='greed')),
      ['seeds.policy = "greed": one of every source, greedy, greedy in steps; did you mean greedy?']),
     (dict(seeds={key: value for key, value in GREEDY.items() if key != 'budget'}),
-     ["seeds: budget: missing (a staged design of policy 'greedy' takes initial, max, batch, budget)"]),
+     ['seeds.budget: missing (a required key)']),
     (dict(seeds=GREEDY), [f'seeds: a budgeted design prices its batches by its cost table, and '
                           f'{TEST_RESULTS}/costs.csv does not exist (python -m workflow.costs measures one)']),
     (dict(sweeps={'epochs': ['four']}), ['sweeps.epochs[0] = "four": an integer']),
