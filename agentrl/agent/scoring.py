@@ -105,8 +105,7 @@ def stacked_policy_scores(policies: Sequence[TinyAgent], ids: Sequence[torch.Ten
     """policy_scores of K policies of one shape: per model (log-prob of each policy token [B_k, T_k-1], 0
     elsewhere; logits at its scored positions [P_k, V])."""
     hidden, offsets = joined_scored([p.trunk for p in policies], ids, packings)  # [P, C]
-    logits = segmented_linear(hidden, stacked([p.lm_head.weight for p in policies]), None, offsets)
-    logits = logits * policies[0].config.d_model ** -0.5  # [P, V]
+    logits = joined_linear([p.lm_head for p in policies], hidden, offsets) * policies[0].config.d_model ** -0.5
     targets = torch.cat([row_ids[:, 1:][p.mask > 0] for row_ids, p in zip(ids, packings)])  # [P] the policy tokens
     logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[:, None]).squeeze(-1)
     return [(p.scatter(logp[start:stop]), logits[start:stop])
