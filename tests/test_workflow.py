@@ -810,6 +810,13 @@ def test_a_budgeted_design_runs_batch_after_batch_until_its_policy_stops(budgete
     assert sorted(trained(out)) == [f'{TEST_RESULTS}/runs/{cell}/seed~2/run.json' for cell in sorted(TEST_CELLS)]
     assert 'the batch: 10 job-seconds by the cost table, 14 of the budget left before it' in out
     assert 'Nothing to be done' in succeeded(snakemake(work, '--dry-run', config=design))
+    # what it spent, look by look, by the cost table: 2 seeds of 29 job-s and 2 critics, then each batch
+    spent = subprocess.run([sys.executable, '-m', 'analysis.ledger.spending', '--configfile', str(design)], cwd=work,
+                           env=environment(), capture_output=True, text=True, check=True).stdout
+    assert re.search(r'\| 1 \| 2 \| 8 \| 60 \| \d+ \| \d+ \| \d+ \| 3 seeds to 2 of them, 16 job-s \|\n'
+                     r'\| 2 \| 2 to 3 \| 10 \| 76 \| \d+ \| \d+ \| \d+ \| 3 seeds to 1 of them, 10 job-s \|\n'
+                     r'\| 3 \| 2 to 3 \| 11 \| 86 \| \d+ \| 0 \| \d+ \| none \(beyond max\) \|', spent), spent
+    assert re.search(r'\| tinyagent \| 3 \| 11 \| 86 \| 0\.29 \| ', spent), spent
 
 
 def test_a_budgeted_batch_killed_half_way_is_finished_by_the_next_invocation(budgeted, tmp_path):
