@@ -72,6 +72,16 @@ def test_an_estimate_outside_only_the_newer_interval_has_moved():
     assert compare(then, now)['why'].tolist() == ['the estimate moved']
 
 
+def test_a_moved_estimate_of_runs_at_another_scale_or_numerics_version_is_named_by_it():
+    """The estimate moved: where the two ledgers' runs are of other numerics versions, the numerics changed; else at
+    other learning-rate scales, the scale changed; agreeing estimates on more seeds stay more seeds."""
+    then = ledger(('a', 'inconclusive', 10, 1.0, 0.9, 1.1), ('b', 'inconclusive', 10, 1.3, 0.9, 1.7))
+    now = ledger(('a', 'reproduced', 20, 2.5, 2.2, 2.8), ('b', 'reproduced', 20, 1.3, 1.1, 1.5))
+    assert compare(then, now)['why'].tolist() == ['the estimate moved', 'more seeds']
+    assert compare(then, now, scale=True)['why'].tolist() == ['the scale changed', 'more seeds']
+    assert compare(then, now, numerics=True, scale=True)['why'].tolist() == ['the numerics changed', 'more seeds']
+
+
 def test_the_pages_list_only_the_changed_claims(tmp_path):
     table = compare(THEN, NOW).assign(substrate='tinyagent')
     counts = pd.DataFrame([{'substrate': 'tinyagent', 'numerics then': '4', 'numerics now': '5'}])

@@ -6,8 +6,12 @@ and now, and for every change of verdict, which of its numbers moved.
     why      for a changed verdict, the first of these that its record or its numbers show:
                revised                  the claim was encoded again, or made a finding, or the rules that decide
                                         it changed, after the earlier ledger judged it (its `revised` field is new)
+               the numerics changed     the estimate moved (below) and the two ledgers' records are of other
+                                        numerics versions: the runs differ in their bits
+               the scale changed        the estimate moved and the two ledgers' runs are at other learning-rate
+                                        scales (the baseline's lr over the chapter's): the runs differ in their step
                the estimate moved       either estimate lies outside the other's interval: the runs differ
-                                        (another numerics version, other seeds), not only how many there are
+                                        (other seeds), not only how many there are
                the rules changed        the estimates agree and the rules deciding every claim changed between
                                         the two ledgers (their `rules` dates differ): the same seeds judged anew
                fewer seeds / more seeds the estimates agree (each inside the other's interval), and a verdict
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import subprocess
 from pathlib import Path
 
@@ -38,14 +43,15 @@ import pandas as pd
 from agentrl.files import write_text
 from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
+from ..ledger.chapter import load_chapter, lr_scale_of
 from ..ledger.claims import read_ledger
 from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED
 from ..text import num, to_markdown
 
 DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
-REASONS = ('revised', 'the estimate moved', 'the rules changed', 'fewer seeds', 'more seeds', 'the threshold moved',
-           'the runs changed')
+REASONS = ('revised', 'the numerics changed', 'the scale changed', 'the estimate moved', 'the rules changed',
+           'fewer seeds', 'more seeds', 'the threshold moved', 'the runs changed')
 KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised', 'rules')
 
 
@@ -67,8 +73,9 @@ def inside(value: float, low: float, high: float) -> bool:
     return (np.isnan(low) or value >= low) and (np.isnan(high) or value <= high)
 
 
-def reason(row: pd.Series) -> str:
-    """Why a changed verdict changed (REASONS), from the two rows' estimates, intervals and seeds ('' if unchanged)."""
+def reason(row: pd.Series, numerics: bool = False, scale: bool = False) -> str:
+    """Why a changed verdict changed (REASONS), from the two rows' estimates, intervals and seeds ('' if unchanged);
+    numerics, scale: whether the two ledgers' runs are of other numerics versions, at other learning-rate scales."""
     if row['change'] in ('same', 'new', 'withdrawn'):
         return ''
     if row['verdict_then'] in CHECKS and row['verdict_now'] in CHECKS:
@@ -78,7 +85,7 @@ def reason(row: pd.Series) -> str:
     old, new = row['estimate_then'], row['estimate_now']
     if np.isfinite(old) and np.isfinite(new) and not (inside(new, row['ci_low_then'], row['ci_high_then'])
                                                       and inside(old, row['ci_low_now'], row['ci_high_now'])):
-        return 'the estimate moved'
+        return 'the numerics changed' if numerics else 'the scale changed' if scale else 'the estimate moved'
     if str(row['rules_now']) != str(row['rules_then']):
         return 'the rules changed'
     if row['change'] == 'lost' and row['n_now'] < row['n_then']:
@@ -88,9 +95,10 @@ def reason(row: pd.Series) -> str:
     return 'the threshold moved'
 
 
-def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
+def compare(then: pd.DataFrame, now: pd.DataFrame, numerics: bool = False, scale: bool = False) -> pd.DataFrame:
     """Two ledgers (claims.csv rows) -> one row per claim: id, verdict_then, verdict_now, n, estimate and printed
-    interval of each (suffixes _then, _now), change and why; in the newer ledger's order, withdrawn claims last."""
+    interval of each (suffixes _then, _now), change and why (reason's numerics and scale: whether their runs differ
+    so); in the newer ledger's order, withdrawn claims last."""
     def kept(ledger):
         frame = ledger.reindex(columns=list(KEPT))  # a ledger from before `revised` has none
         for column in ('n', 'estimate', 'ci_low', 'ci_high'):
@@ -100,7 +108,7 @@ def compare(then: pd.DataFrame, now: pd.DataFrame) -> pd.DataFrame:
     order = {claim: i for i, claim in enumerate(list(now['id']) + list(then['id']))}
     rows = rows.sort_values('id', key=lambda ids: ids.map(order), kind='stable').reset_index(drop=True)
     rows['change'] = [change(a, b) for a, b in zip(rows['verdict_then'], rows['verdict_now'])]
-    rows['why'] = rows.apply(reason, axis=1)
+    rows['why'] = rows.apply(reason, axis=1, numerics=numerics, scale=scale)
     return rows
 
 
@@ -125,6 +133,17 @@ def numerics_of(runs: bytes | None) -> str:
     return ', '.join(map(str, versions))
 
 
+def scale_of(runs: bytes | None, baseline: str = 'baseline') -> str:
+    """The learning-rate scale of a records folder's runs.parquet: its baseline runs' lr over the chapter's ('' where
+    it has none)."""
+    if runs is None:
+        return ''
+    table = pd.read_parquet(io.BytesIO(runs))
+    rates = {json.loads(config)['lr'] for config in table.loc[table['name'] == baseline, 'config']}
+    chapter = load_chapter()
+    return ', '.join(f'{lr_scale_of({"lr": lr}, chapter):.3g}' for lr in sorted(rates))
+
+
 def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each design's ledger at revision and now -> (the rows of every substrate, with its name first; per substrate
     the numerics versions then and now and the counts of each change and reason). Substrates without a ledger
@@ -140,12 +159,15 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
             continue
         then, now = read_ledger(then), read_ledger(ledger)
         runs = folder / 'records' / 'runs.parquet'
-        compared = compare(then, now)
+        runs_then, runs_now = git_bytes(revision, runs), runs.read_bytes() if runs.is_file() else None
+        numerics = numerics_of(runs_then), numerics_of(runs_now)
+        scale = scale_of(runs_then), scale_of(runs_now)
+        compared = compare(then, now, numerics=numerics[0] != numerics[1], scale=scale[0] != scale[1])
         rows.append(compared.assign(substrate=name))
         tally = compared['change'].value_counts().reindex(CHANGES, fill_value=0)
         why = compared['why'].value_counts().reindex(REASONS, fill_value=0)
-        counts.append({'substrate': name, 'numerics then': numerics_of(git_bytes(revision, runs)),
-                       'numerics now': numerics_of(runs.read_bytes() if runs.is_file() else None),
+        counts.append({'substrate': name, 'numerics then': numerics[0], 'numerics now': numerics[1],
+                       'lr scale then': scale[0], 'lr scale now': scale[1],
                        **tally.to_dict(), **{f'why: {k}': v for k, v in why.items()}})
     if not rows:
         raise ValueError(f'no design given has a published ledger both at {revision} and now')
@@ -154,7 +176,9 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
 
 
 NOTE = ('A verdict **gained** was open then and is decided now, **lost** the other way, **flipped** decided both times '
-        'the other way. Why: **revised** where the claim was encoded again; **the estimate moved** where either '
+        'the other way. Why: **revised** where the claim was encoded again; **the numerics changed** or **the scale '
+        'changed** where an estimate moved (below) and the two ledgers\' runs are of other numerics versions, or at '
+        'other learning-rate scales; **the estimate moved** where either '
         'estimate lies outside the other\'s printed interval (the runs differ, not only in number); **the rules '
         'changed** where the estimates agree and the rules deciding every claim changed (the same seeds judged anew); '
         '**fewer seeds** where a verdict was lost on fewer seeds, **more seeds** where one was gained on more; **the '
