@@ -304,6 +304,18 @@ def test_the_outlook_is_the_seeds_to_80_percent_at_the_observed_share():
     assert decided['verdict'] == 'reproduced' and math.isnan(decided['n_80']) and decided['seeds_group'] == ''
 
 
+def test_a_monotone_claims_outlook_reads_each_step_at_its_own_seeds():
+    """A budgeted design gives a monotone claim's inputs different seeds: its first step reads 5 paired seeds, its
+    second 10 (8 of them above 0). The binding count is a share of its own step's seeds, never of the fewest a step
+    reads (10 of 5 is no share): the outlook names the step's 8 of 10 and is what two steps at 8 of 10 would give."""
+    ten = by_seed(np.r_[np.full(8, 0.1), np.full(2, -0.1)])
+    spec = claim('increasing', 3, scale='raw', paired=True)
+    out = decide(spec, [by_seed(np.full(5, -0.1)), by_seed(np.zeros(10)), ten])
+    assert out['n'] == 5 and out['verdict'] == 'inconclusive'
+    assert out['power_note'].startswith('for the claim: 8 of 10 seeds on its side')
+    assert out['n_80'] == first_n_with_power(0.8, 4 * THRESHOLD, 0.5, 0.9)
+
+
 def test_a_size_claims_outlook_gives_both_edges_together_80_percent():
     """A size is inside only when both of its counts reach the bar together (seeds above the low edge and below the
     high one). Seeds land below the band with probability 0.12 and above it with 0.12 (multinomially, as in the

@@ -463,10 +463,12 @@ def seeds_group(seeds: float) -> str:
 
 class Projection(NamedTuple):
     """A claim's projection: the seeds to a verdict (NaN beyond MAX_SEEDS), its route ('to_for' or 'to_against'), the
-    binding count (seeds on its side, the null's share), the power asked of it and the bar its e-value must reach."""
+    binding count (seeds on its side of the n its step reads, the null's share), the power asked of it and the bar its
+    e-value must reach."""
     seeds: float
     route: str
     count: int
+    n: int
     share: float
     power: float
     bar: float
@@ -476,14 +478,15 @@ def projection(found: dict, threshold: float, power: float) -> Projection:
     """The seeds at which the claim reaches a verdict with probability at least `power` if further seeds land as its
     seeds so far did, at the ledger's threshold: each one-sided bet at twice the threshold times the claim's steps (its
     e-value averages two bets); for it, every count of m must pass, each asked for power 1 - (1 - power) / m (a union
-    bound, whatever their dependence); against it, any one at `power`; the likelier route."""
-    bets, n = found['bets'], found['n']
+    bound, whatever their dependence); against it, any one at `power`; the likelier route. Each count is a share of
+    its own step's seeds (a monotone claim's steps may read different seeds)."""
+    bets = found['bets']
     bar = 2 * threshold * len(bets)
     routes = {}
     for route in ('to_for', 'to_against'):
-        counts = [c for bet in bets for c in bet.tests()[route]]
+        counts = [(count, bet.game.n, share) for bet in bets for count, share in bet.tests()[route]]
         each = 1 - (1 - power) / len(counts) if route == 'to_for' else power
-        seeds = [seeds_for_power(count / n, bar, share, each) for count, share in counts]
+        seeds = [seeds_for_power(count / n, bar, share, each) for count, n, share in counts]
         order = np.argsort(np.nan_to_num(seeds, nan=np.inf), kind='stable')
         binding = order[-1] if route == 'to_for' else order[0]  # for: every count; against: any one
         routes[route] = Projection(seeds[binding], route, *counts[binding], each, bar)
@@ -494,12 +497,12 @@ def outlook(found: dict, threshold: float, power: float) -> dict:
     """The claim's projection (n_80, seeds_group) with the seeds at the ends of the binding count's 95% interval
     (Clopper-Pearson) in words (power_note)."""
     chosen = projection(found, threshold, power)
-    ends = stats.binomtest(chosen.count, found['n']).proportion_ci(0.95)
+    ends = stats.binomtest(chosen.count, chosen.n).proportion_ci(0.95)
     ends = [seeds_for_power(p, chosen.bar, chosen.share, chosen.power) for p in (ends.high, ends.low)]
     text = ', '.join(f'>{MAX_SEEDS}' if math.isnan(v) else str(int(v)) for v in ends)
     seeds = chosen.seeds
     return dict(n_80=seeds, seeds_group=seeds_group(seeds if math.isfinite(seeds) else math.inf),
-                power_note=f'{chosen.route.replace("to_", "")} the claim: {chosen.count} of {found["n"]} seeds on its '
+                power_note=f'{chosen.route.replace("to_", "")} the claim: {chosen.count} of {chosen.n} seeds on its '
                            f'side, {text} seeds at the ends of its 95% interval')
 
 
