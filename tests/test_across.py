@@ -182,7 +182,9 @@ def test_the_verb_reads_each_designs_ledger_and_progress_and_writes_the_table_an
     records(tmp_path / 'longer', 74, version=3)
     designs = [design(tmp_path, name) for name in ('tinyagent', 'longer', 'larger')]
     staged = Path(designs[0])
-    staged.write_text(staged.read_text() + 'seeds: {initial: 12, step: 10, max: 40}\n')
+    staged.write_text(staged.read_text() + 'seeds: {initial: 12, step: 10, max: 40, policy: every source}\n')
+    for fixed_design in map(Path, designs[1:]):  # the default design's seeds are budgeted: these state a fixed design
+        fixed_design.write_text(fixed_design.read_text() + f'seeds: {list(range(10))}\n')
     (tmp_path / 'README.md').write_text(f'# Results\n\n{ANSWER_START}\nstale\n{ANSWER_END}\n\n## More\n')
     assert main([*designs, '--out', str(tmp_path / 'out')]) == 0
     readme = (tmp_path / 'README.md').read_text()  # its answer block rewritten, links from its folder

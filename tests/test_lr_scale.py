@@ -64,7 +64,9 @@ def lr_ratios(design: dict) -> tuple[float, set[float]]:
 def test_every_substrates_lr_levels_keep_the_chapters_ratios(path):
     """On every published design the lr levels stand to its baseline's lr as on the chapter's agent, however the
     substrate is scaled; the study's 3e-4 is there as given; REINFORCE's rate is scaled with the rest."""
-    chapter_base, chapter_ratios = lr_ratios(load_design(REPO / PUBLISHED_DESIGNS[0]))
+    chapter = load_design(REPO / PUBLISHED_DESIGNS[0])
+    chapter_base = chapter['baseline']['lr']
+    chapter_ratios = {round(lr / chapter_base, 9) for lr in chapter['sweeps']['lr'] if lr != chapter_base}
     design = load_design(REPO / path)
     base, ratios = lr_ratios(design)
     s = design.get('lr_scale', 1.0)
@@ -86,4 +88,15 @@ def test_a_scale_multiplies_every_rate_and_names_cells_by_the_rates_they_run_at(
     assert [name for name in scaled if name.startswith('lr~')] == ['lr~0.00012', 'lr~0.0002', 'lr~0.0008',
                                                                      'lr~0.0003']
     default = load_design(REPO / PUBLISHED_DESIGNS[0])
-    assert expand_design({**design, 'lr_scale': 1.0, 'unscaled_lr': []}).keys() == expand_design(default).keys()
+    assert expand_design({**design, 'lr_scale': 1.0}).keys() == expand_design(default).keys()
+
+
+@pytest.mark.parametrize('path', PUBLISHED_DESIGNS)
+def test_the_studys_rates_run_as_given_in_its_sweep_and_its_factorial_block(path):
+    """On every substrate the study's 1e-4 and 3e-4 are cells of their own, and its one pass runs at 3e-4, not at
+    the substrate's scale; the chapter's own 3e-4 of the lr sweep is scaled with the rest."""
+    design = load_design(REPO / path)
+    cells, s = expand_design(design), design.get('lr_scale', 1.0)
+    assert cells['lr~0.0001'].values['lr'] == 1e-4 and cells['lr~0.0003'].values['lr'] == 3e-4
+    assert (cells['epochs~1_lr~0.0003'].values['lr'], cells['epochs~1_lr~0.0003'].values['epochs']) == (3e-4, 1)
+    assert f'lr~{3e-4 * s:.12g}' in cells and 'whiten_advantages~minibatch' in cells

@@ -214,11 +214,17 @@ def test_a_fresh_clone_trains_nothing_and_remakes_the_published_results_as_they_
     assert planned(default_clone, 'config/config.yaml', 'the default design, again') == []
 
 
-def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone):
+def test_one_new_level_plans_exactly_that_cells_first_stage_runs(default_clone, tmp_path):
+    """A budgeted design prices the new cell by its cost table: the clone's gets a row for it (lam~0.9's)."""
+    clone = shutil.copytree(default_clone, tmp_path / 'clone', symlinks=True)
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    path = design_file(default_clone, DEFAULT_CONFIG, 'new_level.yaml',
+    if DEFAULT_PLAN.budgeted:
+        costs = clone / config['results_dir'] / 'costs.csv'
+        row = next(line for line in costs.read_text().splitlines() if line.startswith('lam~0.9,'))
+        costs.write_text(costs.read_text() + row.replace('lam~0.9,', 'lam~0.8,', 1) + '\n')
+    path = design_file(clone, DEFAULT_CONFIG, 'new_level.yaml',
                        sweeps={**config['sweeps'], 'lam': [1.0, 0.95, 0.9, 0.8]})
-    found = planned(default_clone, path, 'one new level (lam 0.8)')
+    found = planned(clone, path, 'one new level (lam 0.8)')
     assert runs_in(found) == sorted(f'lam~0.8/seed~{seed}' for seed in range(DEFAULT_PLAN.looks[0]))
     support = sorted({rule for rule, _ in found} - set(RUN_RULES))
     assert support == ['aggregate', 'all', 'base_agent', 'basis', 'cell_config', 'critic_config',
@@ -345,7 +351,7 @@ def test_a_staged_design_stops_where_its_open_claims_are_projected_beyond_its_ma
     than 4 seeds for a verdict (ten seeds all on a claim's side is the least the bet can decide on), so the last look
     names no source and the design runs nothing the records lack."""
     held = {f'{row.name}/seed~{row.seed}' for row in read_records(small).runs.itertuples()}
-    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4})
+    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4, 'policy': 'every source'})
     found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
     assert not set(found) - held, found
     looks = sorted((small / TEST_RESULTS / 'stages').glob('stage~*.json'))

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from checkout import copy_checkout
 from test_workflow import REPO, environment, planned
@@ -17,12 +18,13 @@ from test_workflow import REPO, environment, planned
 from workflow.design import load_design
 
 README = REPO / 'README.md'
-COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds of one job, measured \S+ on .+, '
-              r'numerics version \d+\)')
+COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds of one job, measured '
+              r'(?:\S+; )*\S+ on .+, numerics version \d+\)')
 RUN_HERE = {'run the full ablation (the default design)', 'run it on another substrate', 'rerun one cell',
             'give one cell more seeds', 'add an ablation axis', "see each design's stages and cells",
             'put the three ledgers side by side', 'set each ledger beside an earlier publication',
-            "see how the ledger's bet was chosen", 'run one cell by hand', 'publish a design stopped half-way'}
+            "see how the ledger's bet was chosen", 'run one cell by hand', 'publish a design stopped half-way',
+            'see what a budgeted design spent'}
 SKIPPED = {  # row -> why it is not run here
     'add a level or a cell': "an edit of the design, then the full ablation's command: tests/test_workflow.py dry-runs "
                              'a design with a level added',
@@ -109,9 +111,27 @@ def test_row_rerun_one_cell(clone):
 def test_row_give_one_cell_more_seeds(clone):
     command, = commands('give one cell more seeds')
     out = run(dry(command), clone)
-    more = [f'results/runs/baseline/seed~{seed}/run.json' for seed in range(10, 60)]  # the records hold 0-9
-    assert (clone / 'more.txt').read_text().split() == more
-    assert re.fullmatch(rf'50 runs and 50 warmed critics planned: about [\d,]+ {COST_TABLE}', planned(out)[-1])
+    held = published_seeds(clone, 'baseline')
+    more = [f'results/runs/baseline/seed~{seed}/run.json' for seed in range(60) if seed not in held]
+    assert held and (clone / 'more.txt').read_text().split() == more
+    assert re.fullmatch(rf'{len(more)} runs and {len(more)} warmed critics planned: about [\d,]+ {COST_TABLE}',
+                        planned(out)[-1])
+
+
+def published_seeds(clone: Path, name: str) -> set[int]:
+    """The seeds of one run name the clone's published records hold."""
+    runs = pd.read_parquet(clone / 'results' / 'records' / 'runs.parquet')
+    return set(runs.loc[runs['name'] == name, 'seed'].astype(int))
+
+
+def test_row_see_what_a_budgeted_design_spent(clone):
+    """Each look of the published design, then the design's row: the claims it decided are the README's."""
+    command, = commands('see what a budgeted design spent')
+    out = run(command, clone)
+    looks = re.findall(r'^\| (\d+) \| ', out, flags=re.M)
+    assert looks == [str(k) for k in range(1, len(looks) + 1)] and len(looks) >= 2
+    decided, total = re.search(r'^\| tinyagent \|(?:[^|]*\|){4} (\d+) of (\d+) \|', out, flags=re.M).groups()
+    assert f'{decided} of its {total} statistical claims are decided' in ' '.join(README.read_text().split())
 
 
 def test_row_add_an_ablation_axis(clone):

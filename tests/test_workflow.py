@@ -114,19 +114,21 @@ def test_lint_has_no_findings(tmp_path):
     assert 'Lints for' not in out and 'Congratulations, your workflow is in a good condition' in out, out
 
 
-def test_default_dry_run_plans_every_run_of_its_fixed_design(tmp_path):
+def test_default_dry_run_plans_the_first_stage_of_its_budgeted_design(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     plan = seed_plan(config)
     cells, seeds, experiments = len(expand_design(config)), plan.looks[0], len(config['experiments'])
-    # from nothing (no records in the working directory), every run of the fixed design: trainer runs, experiment
-    # runs, base agent, one config file per cell, PPO's critic (its config file and one warmed critic per seed), the
-    # looks' basis, the aggregation (the one look) and all
-    expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1
-    assert not plan.staged and plan.seeds == tuple(range(10))
+    # from nothing (no records in the working directory; the design's cost table beside its results), every run of
+    # the first stage: trainer runs, experiment runs, base agent, one config file per cell, PPO's critic (its config
+    # file and one warmed critic per seed), the looks' basis, the first look, the aggregation and all
+    (tmp_path / 'results').mkdir()
+    shutil.copy(REPO / 'results' / 'costs.csv', tmp_path / 'results' / 'costs.csv')
+    expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1 + 1
+    assert plan.budgeted and (seeds, plan.max_seeds) == (5, 40)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
     counts = dict(re.findall(r'^(\w+)\s+(\d+)$', out, flags=re.M))
     assert int(counts['total']) == expected, out
-    assert (int(counts['train']), int(counts['cell_config']), int(counts.get('stage', 0))) == (cells * seeds, cells, 0)
+    assert (int(counts['train']), int(counts['cell_config']), int(counts['stage'])) == (cells * seeds, cells, 1)
     assert (int(counts['warm_critic']), int(counts['critic_config'])) == (seeds, 1)
     readme = (REPO / 'README.md').read_text().split('## The workflow')[-1]
     assert f'{expected} jobs' in readme, 'README.md, section "The workflow", must state the dry run job count'
@@ -223,8 +225,10 @@ def test_the_stages_and_jobs_are_bounded_by_max():
                          cwd=REPO, env=environment(), check=True, stdout=subprocess.PIPE, text=True).stdout
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     sources = len(expand_design(config)) + len(config['experiments'])
-    assert f"fixed design: seeds per cell or experiment at each stage's look [10]; at most 1 stages and {sources * 10} " \
-        "run jobs" in out, out
+    plan = seed_plan(config)
+    assert plan.budgeted and plan.stages == 6  # the first stage (0.5 of the budget), 4 batches of 0.25 and one more
+    assert f"seeds per cell or experiment at each stage's look [5], then each its own; at most 6 stages and " \
+        f"{sources * 40} run jobs ({sources} cells and experiments x 40 seeds)" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
     assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).staged
 

@@ -149,19 +149,20 @@ def run_path(name, seed):
     return run_file(RESULTS, name, seed, name in CELLS)
 
 
-def every_seed(name, planned):
+def every_seed(name, planned, final=False):
     """A cell's or experiment's planned seeds, and every seed of it outside the design's plan that the records or its
     run directories hold (workflow/state.py: published, seeds_present; the more-seeds verb's, another machine's): each
-    counts in the ledger. A seed of the plan beyond `planned` is a later stage's, not read before that stage."""
+    counts in the ledger. A seed of the plan beyond `planned` is a later stage's, not read before that stage; after
+    the last stage (final) every seed held counts, the plan's too (earlier runs its policy gave no batch)."""
     held = PUBLISHED.get(name, set()) | seeds_present(RESULTS, name, name in CELLS)
-    return sorted(set(planned) | (held - set(PLAN.seeds)))
+    return sorted(set(planned) | (held if final else held - set(PLAN.seeds)))
 
 
-def runs_of(seeds):
+def runs_of(seeds, final=False):
     """Where the runs of these names and seed counts (name -> n, the first n of the plan's seeds), and of every other
-    seed the records or run directories hold for them, are read from: (run.json files: run directories here or runs to
-    make, the records' runs as analysis options)."""
-    wanted = {name: every_seed(name, PLAN.seeds[:n]) for name, n in seeds.items()}
+    seed the records or run directories hold for them (every_seed), are read from: (run.json files: run directories
+    here or runs to make, the records' runs as analysis options)."""
+    wanted = {name: every_seed(name, PLAN.seeds[:n], final) for name, n in seeds.items()}
     files, reused = split_runs(wanted, run_path, PUBLISHED)
     return files, sources_option(files, RECORDS, reused)
 

@@ -68,9 +68,9 @@ def previous_look(wildcards):
 
 
 def final_runs(wildcards=None):
-    """Every run of the design, at the seeds its last stage gave each cell and experiment: (run.json files, the analysis
-    options that read them and the records' runs)."""
-    return runs_of(sources_at(final_stage(PLAN, look_of)))
+    """Every run of the design, at the seeds its last stage gave each cell and experiment and every other seed held for
+    them: (run.json files, the analysis options that read them and the records' runs)."""
+    return runs_of(sources_at(final_stage(PLAN, look_of)), final=True)
 
 
 def final_files(wildcards=None):
