@@ -351,7 +351,8 @@ def test_a_staged_design_stops_where_its_open_claims_are_projected_beyond_its_ma
     than 4 seeds for a verdict (ten seeds all on a claim's side is the least the bet can decide on), so the last look
     names no source and the design runs nothing the records lack."""
     held = {f'{row.name}/seed~{row.seed}' for row in read_records(small).runs.itertuples()}
-    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml', seeds={'initial': 2, 'step': 1, 'max': 4, 'policy': 'every source'})
+    path = design_file(small, TEST_CONFIG, 'more_seeds.yaml',
+                       seeds={'initial': 2, 'step': 1, 'max': 4, 'policy': 'every source'})
     found = runs_in(ran(small, path, 'test design, seeds up to 4, run'))
     assert not set(found) - held, found
     looks = sorted((small / TEST_RESULTS / 'stages').glob('stage~*.json'))
