@@ -10,10 +10,12 @@ import pytest
 from agentrl.numerics import NUMERICS_VERSION, this_cpu
 from workflow import costs as bench
 from workflow.costs import Bench, Clock, line_through, run_job, short_lengths, table_text
-from workflow.design import load_design
+from workflow.design import expand_design, load_design
 from workflow.state import COST_COLUMNS, job_costs
 
 REPO = Path(__file__).resolve().parents[1]
+DEFAULT = load_design(REPO / 'config' / 'config.yaml')
+CELLS, EXPERIMENTS = len(expand_design(DEFAULT)), len(DEFAULT['experiments'])  # the default design's sources
 CRITIC_S, EXPERIMENT_S, FIXED_S, PER_ITERATION_S = 5.0, 7.0, 3.0, 0.5
 
 
@@ -51,7 +53,8 @@ def test_a_line_through_two_points_and_the_lengths_a_cell_is_timed_at():
 def test_each_source_is_priced_by_its_jobs_a_cell_on_the_line_through_two_short_ones(tmp_path):
     rows, jobs, said = measured('config/config.yaml', tmp_path)
     by_source = {row['source']: row for row in rows}
-    assert [row['kind'] for row in rows] == ['critic'] + ['cell'] * 27 + ['experiment'] * 6 and len(by_source) == 34
+    assert [row['kind'] for row in rows] == ['critic'] + ['cell'] * CELLS + ['experiment'] * EXPERIMENTS
+    assert len(by_source) == 1 + CELLS + EXPERIMENTS
     ppo = FIXED_S + 1 + PER_ITERATION_S * 30  # the line through (2, 5) and (15, 11.5) at 30 iterations: 19
     assert {k: by_source['baseline'][k] for k in ('cpu_s', 'wall_s', 'fixed_s', 'per_iteration_s')} == dict(
         cpu_s=ppo, wall_s=2 * ppo, fixed_s=FIXED_S + 1, per_iteration_s=PER_ITERATION_S)
@@ -64,8 +67,8 @@ def test_each_source_is_priced_by_its_jobs_a_cell_on_the_line_through_two_short_
     assert {(row['cpu'], row['numerics_version']) for row in rows} == {(this_cpu().model, NUMERICS_VERSION)}
     assert said[1] == 'cell baseline: 19.00 CPU s (wall 38.00 s; the line through its jobs of 2 and 15 iterations, at 30)'
     # the jobs the workflow runs: the base agent once, the critic, every cell at two lengths, every experiment
-    assert [command[3] for command in jobs.commands] == ['base-agent', 'warm-critic'] + ['train'] * 54 + \
-        ['experiment'] * 6
+    assert [command[3] for command in jobs.commands] == ['base-agent', 'warm-critic'] + ['train'] * 2 * CELLS + \
+        ['experiment'] * EXPERIMENTS
     base = str(tmp_path / 'base_agent.pt')
     options = ['--seed', '0', '--base', base, '--substrate', 'tinyagent']
     assert jobs.commands[2][3:] == ['train', '--config', str(tmp_path / 'configs' / 'baseline.json'), '--out',
@@ -92,12 +95,12 @@ def test_a_cell_no_longer_than_the_short_jobs_is_timed_whole(tmp_path):
 def test_the_table_is_read_back_as_it_was_written(tmp_path):
     rows, _, _ = measured('config/config.yaml', tmp_path / 'jobs')
     text = table_text(rows)
-    assert text.splitlines()[0] == ','.join(COST_COLUMNS) and len(text.splitlines()) == 35
+    assert text.splitlines()[0] == ','.join(COST_COLUMNS) and len(text.splitlines()) == 2 + CELLS + EXPERIMENTS
     assert job_costs(tmp_path) is None
     (tmp_path / 'costs.csv').write_text(text)
     costs = job_costs(tmp_path)
     assert (costs.critic_s, costs.seconds['baseline'], costs.seconds['staleness']) == (CRITIC_S, 19.0, EXPERIMENT_S)
-    assert len(costs.seconds) == 33 and costs.numerics_version == str(NUMERICS_VERSION)
+    assert len(costs.seconds) == CELLS + EXPERIMENTS and costs.numerics_version == str(NUMERICS_VERSION)
     assert str(costs) == (f'the cost table {tmp_path / "costs.csv"} (CPU seconds of one job, measured '
                           f'{rows[0]["measured"]} on {this_cpu().model}, numerics version {NUMERICS_VERSION})')
 
