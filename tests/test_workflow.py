@@ -24,7 +24,8 @@ from agentrl.numerics.golden import comparable_csv, comparable_run
 
 from agentrl.numerics import NUMERICS_VERSION
 from workflow.design import AXES, baseline_name, config_schema, expand_design, json_types, load_design
-from workflow.plan import seed_plan
+
+from workflow.plan import COSTS_FILE, DesignError, seed_plan
 from workflow.state import basis, basis_file, published, record_rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,10 +52,26 @@ def command(workdir: Path, config: Path, *args) -> list[str]:
 
 
 def snakemake(workdir: Path, *args, config: Path = TEST_CONFIG, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run snakemake in workdir; stdout and stderr together in .stdout."""
+    """Run snakemake in workdir; stdout and stderr together in .stdout. A budgeted design prices its batches by its
+    cost table: the published one of its results folder is put beside its results in workdir, where it has one."""
     workdir.mkdir(parents=True, exist_ok=True)
+    give_cost_table(workdir, config)
     return subprocess.run(command(workdir, config, *args), cwd=REPO, env=environment(), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=timeout)
+
+
+def give_cost_table(workdir: Path, config: Path) -> None:
+    """The published cost table of a budgeted design's results folder, copied to the same folder under workdir."""
+    try:
+        design = load_design(config)
+    except (DesignError, OSError):
+        return  # a bad design: it stops before any job
+    seeds, results = design.get('seeds'), design.get('results_dir', 'results')
+    published, there = REPO / results / COSTS_FILE, workdir / results / COSTS_FILE
+    if isinstance(seeds, dict) and seeds.get('policy', 'every source') != 'every source' and published.is_file() \
+            and not there.exists():
+        there.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(published, there)
 
 
 def succeeded(result: subprocess.CompletedProcess) -> str:
@@ -144,6 +161,7 @@ def test_an_axis_is_added_by_editing_two_files(tmp_path):
     registry.write_text(registry.read_text().replace("    Axis('kl_penalty',", entry + "    Axis('kl_penalty',", 1))
     design = yaml.safe_load(DEFAULT_CONFIG.read_text())
     design['baseline']['gamma'], design['sweeps']['gamma'] = 1.0, [1.0, 0.99]
+    design['seeds'] = list(range(10))  # a fixed design: a budgeted one would need the new cell priced first
     (clone / 'config' / 'config.yaml').write_text(yaml.safe_dump(design, sort_keys=False))
     env = {**environment(), 'PYTHONPATH': str(clone)}
 
@@ -200,7 +218,8 @@ def test_a_fourth_substrate_is_added_as_the_readme_says(tmp_path):
     assert source.count('\n)}\n') == 1, 'agentrl/world/substrates.py: SUBSTRATES must end with a line ")}"'
     registry.write_text(source.replace('\n)}\n', '\n' + entry + ')}\n'))
     design = clone / 'config' / 'substrates' / 'tiny.yaml'
-    design.write_text('extends: config/config.yaml\nresults_dir: results/substrates/tiny\nbaseline:\n  substrate: tiny\n')
+    design.write_text('extends: config/config.yaml\nresults_dir: results/substrates/tiny\nbaseline:\n  substrate: tiny\n'
+                      f'seeds: {list(range(10))}\n')  # fixed: a budgeted design would need its cost table measured
     env = {**environment(), 'PYTHONPATH': str(clone)}
     out = succeeded(subprocess.run([sys.executable, '-m', 'snakemake', '--dry-run', '--printshellcmds', '--configfile',
                                     str(design)], cwd=clone, env=env, stdout=subprocess.PIPE,
@@ -248,10 +267,10 @@ def test_ppo_runs_of_a_seed_share_one_warmed_critic_and_reinforce_runs_take_none
 
 def test_default_cell_paths_name_where_the_cell_differs_from_the_baseline(tmp_path):
     outputs = {output for _, output in dry_run_jobs(tmp_path, config=DEFAULT_CONFIG)}
-    for run in ('baseline/seed~0', 'lam~0.95/seed~3', 'epochs~8_minibatches~8/seed~9', 'lr~0.0005/seed~0', 'kl_penalty~1/seed~0',
+    for run in ('baseline/seed~0', 'lam~0.95/seed~3', 'epochs~8_minibatches~8/seed~4', 'lr~0.0005/seed~0', 'kl_penalty~1/seed~0',
                 'value_clip~none/seed~0', 'algorithm~reinforce/seed~0'):
         assert f'results/runs/{run}/run.json' in outputs, run
-    assert 'results/experiments/staleness/seed~9/run.json' in outputs
+    assert 'results/experiments/staleness/seed~4/run.json' in outputs
 
 
 def test_the_same_design_listed_differently_gives_the_same_jobs(tmp_path):
@@ -287,7 +306,7 @@ def planned(out: str) -> list[str]:
     return re.findall(r'^total\s+\d+\n(.*)$', out, flags=re.M)
 
 
-COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds of one job, measured \S+ on .+, '
+COST_TABLE = (r'CPU s of jobs by the cost table results/costs\.csv \(CPU seconds of one job, measured (?:\S+; )*\S+ on .+, '
               r'numerics version \d+\)')
 
 
@@ -298,7 +317,8 @@ def test_every_dry_run_ends_its_job_stats_with_the_runs_planned_and_their_cpu_se
     assert set(planned(clone_dry_run(clone))) == {'no run planned'}
     forced = clone_dry_run(clone, '--force', *[f'results/runs/lam~0.95/seed~{seed}/run.json' for seed in range(10)])
     assert re.fullmatch(rf'10 runs and 10 warmed critics planned: about [\d,]+ {COST_TABLE}', planned(forced)[-1])
-    (clone / 'added.yaml').write_text('extends: config/config.yaml\nsweeps: {lam: [1.0, 0.95, 0.9, 0.8]}\n')
+    (clone / 'added.yaml').write_text('extends: config/config.yaml\nsweeps: {lam: [1.0, 0.95, 0.9, 0.8]}\n'
+                                      f'seeds: {list(range(10))}\n')  # fixed: its dry run prices what it can
     added = planned(clone_dry_run(clone, '--configfile', 'added.yaml'))[-1]
     assert re.fullmatch(rf'10 runs and 10 warmed critics planned: about [\d,]+ {COST_TABLE}; 10 runs not counted: the '
                         r'cost table lacks lam~0\.8', added)
@@ -347,10 +367,11 @@ def fault_lines(output: str, design: Path) -> list[str]:
     (dict(sweeps={'target_kl': [0]}), ['sweeps.target_kl[0] = 0: more than 0']),
     (dict(seeds=[0, 1, 1]), ['seeds = [0, 1, 1]: each item once']),
     (dict(seeds={'initial': 10, 'step': 5, 'max': -5}), ['seeds.max = -5: at least 2']),
-    (dict(seeds={'initial': 10, 'step': 5, 'max': 5}), ['seeds: max=5 is less than initial=10']),
+    (dict(seeds={'initial': 10, 'step': 5, 'max': 5, 'policy': 'every source'}), ['seeds: max=5 is less than initial=10']),
     (dict(seeds=dict(GREEDY, policy='greed')),
      ['seeds.policy = "greed": one of every source, greedy, greedy in steps; did you mean greedy?']),
-    (dict(seeds={key: value for key, value in GREEDY.items() if key != 'budget'}),
+    (dict(seeds={**{key: value for key, value in GREEDY.items() if key != 'budget'}, 'policy': 'greedy in steps',
+                 'step': 5}),
      ['seeds.budget: missing (a required key)']),
     (dict(seeds=GREEDY), [f'seeds: a budgeted design prices its batches by its cost table, and '
                           f'{TEST_RESULTS}/costs.csv does not exist (python -m workflow.costs measures one)']),
