@@ -46,6 +46,7 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
+from test_workflow import give_cost_table
 from agentrl.numerics.golden import comparable_csv, comparable_run
 from workflow.design import expand_design, load_design
 from workflow.plan import seed_plan
@@ -105,8 +106,7 @@ def test_the_profile_groups_only_cluster_rules_one_thread_each():
 def test_the_profiles_table_counts_the_default_designs_slurm_jobs(tmp_path):
     """The dry run of the default design through the profile: its first stage's SLURM jobs, as the table says."""
     copy = copy_checkout(tmp_path / 'copy')
-    (tmp_path / 'results').mkdir()  # a budgeted design prices its batches by its cost table
-    shutil.copy(REPO / 'results' / 'costs.csv', tmp_path / 'results' / 'costs.csv')
+    give_cost_table(tmp_path, REPO / 'config' / 'config.yaml')  # a budgeted design prices its batches by it
     out = subprocess.run([sys.executable, '-m', 'snakemake', '--profile', 'workflow/profiles/slurm', '--dry-run',
                           '--config', f'results_dir={tmp_path / "results"}'], cwd=copy, env=environment(),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)

@@ -24,7 +24,6 @@ from agentrl.numerics.golden import comparable_csv, comparable_run
 
 from agentrl.numerics import NUMERICS_VERSION
 from workflow.design import AXES, baseline_name, config_schema, expand_design, json_types, load_design
-
 from workflow.plan import COSTS_FILE, DesignError, seed_plan
 from workflow.state import basis, basis_file, published, record_rows
 
@@ -64,12 +63,12 @@ def give_cost_table(workdir: Path, config: Path) -> None:
     """The published cost table of a budgeted design's results folder, copied to the same folder under workdir."""
     try:
         design = load_design(config)
+        budgeted = seed_plan(design).budgeted
     except (DesignError, OSError):
         return  # a bad design: it stops before any job
-    seeds, results = design.get('seeds'), design.get('results_dir', 'results')
+    results = design.get('results_dir', 'results')
     published, there = REPO / results / COSTS_FILE, workdir / results / COSTS_FILE
-    if isinstance(seeds, dict) and seeds.get('policy', 'every source') != 'every source' and published.is_file() \
-            and not there.exists():
+    if budgeted and published.is_file() and not there.exists():
         there.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(published, there)
 
@@ -138,8 +137,6 @@ def test_default_dry_run_plans_the_first_stage_of_its_budgeted_design(tmp_path):
     # from nothing (no records in the working directory; the design's cost table beside its results), every run of
     # the first stage: trainer runs, experiment runs, base agent, one config file per cell, PPO's critic (its config
     # file and one warmed critic per seed), the looks' basis, the first look, the aggregation and all
-    (tmp_path / 'results').mkdir()
-    shutil.copy(REPO / 'results' / 'costs.csv', tmp_path / 'results' / 'costs.csv')
     expected = cells * seeds + experiments * seeds + 1 + cells + 1 + seeds + 1 + 1 + 1 + 1
     assert plan.budgeted and (seeds, plan.max_seeds) == (5, 40)
     out = succeeded(snakemake(tmp_path, '--dry-run', '--quiet', 'rules', config=DEFAULT_CONFIG))
