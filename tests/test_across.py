@@ -113,6 +113,19 @@ def test_the_answer_says_what_holds_fails_and_stays_open_from_the_classes():
 
 
 
+def test_the_answer_lists_what_holds_on_some_substrates_and_fails_on_others_and_ends_where_none_fails_everywhere():
+    frames = ledgers()
+    for name in ('tinyagent', 'longer'):  # c holds there now, and fails on larger only
+        frames[name].loc[frames[name]['id'] == 'c', 'verdict'] = 'reproduced'
+    lines = answer(across({name: Judged(frame, 'done') for name, frame in frames.items()}), list(VERDICTS))
+    assert '1 holds on some and fails on others' in lines[0] and lines[0].endswith(
+        '**0 fail on every substrate**.')  # no list announced where none fails everywhere
+    assert lines[1:5] == ['', "Holding on some substrates and failing on others, with each substrate's verdict:", '',
+                          '- [c](../claims/c.svg): "claim c" (reproduced on tinyagent and longer; short of the claim '
+                          'on larger)']
+    assert lines[5] == '' and lines[6].startswith('Of its 1 printed sizes')
+
+
 def test_a_recommendation_holds_where_every_claim_of_it_holds_and_fails_where_one_fails():
     frames = ledgers()
     for name, verdicts in (('tinyagent', ('reproduced', 'reproduced')), ('larger', ('reproduced', 'reversed')),

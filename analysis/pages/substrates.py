@@ -345,6 +345,12 @@ def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
     return '; '.join(f'{word} on {listed(names)}' for word, names in by_word.items())
 
 
+def bullet(row: pd.Series, results: str, substrates: list[str]) -> str:
+    """'- [id](results/claims/id.svg): "its wording" (its direction's verdicts by substrate)'."""
+    return (f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
+            f'({how_it_fails(row, "direction", substrates)})')
+
+
 def listed(names: list[str]) -> str:
     """'a', 'a and b', 'a, b and c'."""
     return ' and '.join([', '.join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
@@ -373,8 +379,8 @@ def awaiting_claims(claims: dict) -> pd.Series:
 def answer(table: pd.DataFrame, substrates: list[str], results: str = '..',
            waiting: pd.Series | None = None) -> list[str]:
     """The answer in plain sentences, from the classes of the chapter's claims (calibration targets apart): what holds
-    on every substrate, what fails on every one (each with its wording, its figure and how it fails), what stays
-    open, and what the sizes show; results: the results folder, relative to the page; waiting: awaiting_claims (a
+    on every substrate, what fails on every one and what holds on some and fails on others (each with its wording,
+    its figure and its verdict on each substrate), what stays open, and what the sizes show; results: the results folder, relative to the page; waiting: awaiting_claims (a
     recommendation all of whose claims await their runs is listed as such)."""
     chapter = table[table['group'] == 'chapter']
     direction, size = chapter[chapter['direction class'] != ''], chapter[chapter['size class'] != '']
@@ -382,21 +388,24 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..',
                                                                              ('size', size))}
     n = len(substrates)
     found = classes['direction']
-    dependent = found.get('substrate-dependent', 0)
+    fails = direction[direction['direction class'] == 'fails everywhere']
+    split = direction[direction['direction class'] == 'substrate-dependent']
+    dependent = len(split)
     lines = [f"Of the chapter's {len(direction)} statements of a direction (one thing larger than another, or rising "
              f'with another), **{hold(found.get("general", 0))} on all {n} substrates**, '
              f'{hold(dependent)} on some and {agree(dependent, "fail")} on others, '
              f'{found.get("open", 0)} {agree(found.get("open", 0), "stay")} open on some substrate and '
-             f'**{found.get("fails everywhere", 0)} {agree(found.get("fails everywhere", 0), "fail")} on every '
-             'substrate**, each reversed (confidently the other way) or short of the claim (confidently smaller than '
-             'its smallest effect, or in fewer seeds than it says):', '']
-    for _, row in direction[direction['direction class'] == 'fails everywhere'].iterrows():
-        lines.append(f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
-                     f'({how_it_fails(row, "direction", substrates)})')
+             f'**{len(fails)} {agree(len(fails), "fail")} on every substrate**'
+             + (', each reversed (confidently the other way) or short of the claim (confidently smaller than its '
+                'smallest effect, or in fewer seeds than it says):' if len(fails) else '.'), '']
+    lines += [bullet(row, results, substrates) for _, row in fails.iterrows()] + [''] * (len(fails) > 0)
+    if len(split):
+        lines += ["Holding on some substrates and failing on others, with each substrate's verdict:", '']
+        lines += [bullet(row, results, substrates) for _, row in split.iterrows()] + ['']
     first = f'size: {substrates[0]}'
     at_home = size[size[first].map(outcome) == 'holds']
     home = at_home['size class'].value_counts()
-    lines += ['', f'Of its {len(size)} printed sizes ("about 25 times", "about a third"), {len(at_home)} '
+    lines += [f'Of its {len(size)} printed sizes ("about 25 times", "about a third"), {len(at_home)} '
               f'{agree(len(at_home), "lie")} inside the chapter\'s band on {substrates[0]}, the chapter\'s own agent: '
               f'{home.get("general", 0)} of them on every substrate, {home.get("substrate-dependent", 0)} outside it '
               f'on another and {home.get("open", 0)} undecided on another. Of the other {len(size) - len(at_home)}, '
