@@ -15,6 +15,7 @@ import pytest
 from checkout import copy_checkout
 from test_workflow import REPO, environment, planned
 
+from analysis.pages.versions import scale_of
 from workflow.design import load_design
 
 README = REPO / 'README.md'
@@ -90,13 +91,15 @@ def test_row_run_the_full_ablation_the_default_design(clone):
 
 
 def test_row_run_it_on_another_substrate(clone):
-    """A substrate whose design runs at a learning-rate scale its records were not made at plans its runs again (the
+    """A substrate whose records were made at another learning-rate scale than its design's plans its runs again (the
     rerun at the tuned scale); one whose records are its design's plans none."""
     default, = commands('run the full ablation (the default design)')
     option, other = how_to()['run it on another substrate'][:2]
     for design in (option, option.replace(Path(option.split()[-1]).name, other)):
         found = planned(run(dry(f'{default} {design}'), clone))[-1]
-        if load_design(clone / design.split()[-1]).get('lr_scale', 1.0) == 1.0:
+        config = load_design(clone / design.split()[-1])
+        records = (clone / config['results_dir'] / 'records' / 'runs.parquet').read_bytes()
+        if float(scale_of(records)) == config.get('lr_scale', 1.0):
             assert found == 'no run planned', design
         else:
             assert re.match(r'\d+ runs and \d+ warmed critics planned', found), (design, found)
