@@ -183,8 +183,8 @@ def assert_continues_from_its_records(clone: Path, config: str, results: str) ->
 def test_a_fresh_clone_of_an_unfinished_publication_plans_only_the_runs_the_records_lack(published_clone):
     looks = published_looks(published_clone / 'results')
     if not looks or not looks[-1]['next']:
-        pytest.skip('the published design is finished (a fixed design, in its one stage): the default_clone tests '
-                    'check it')
+        pytest.skip('the published design is finished (its last look plans no stage): the default_clone tests check '
+                    'it')
     assert_continues_from_its_records(published_clone, 'config/config.yaml', 'results')
 
 
