@@ -337,8 +337,8 @@ ADVICE_NOTE = ('The recommendations of Andrychowicz et al. 2021, in the study\'s
                'a claim\'s is.')
 
 
-def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
-    """'reversed on tinyagent and larger, short of the claim on longer': a failing part's verdicts by substrate."""
+def by_substrate(row: pd.Series, part: str, substrates: list[str]) -> str:
+    """'reversed on tinyagent and larger, short of the claim on longer': a part's verdicts by substrate."""
     by_word = {}
     for name in substrates:
         by_word.setdefault(row[f'{part}: {name}'], []).append(name)
@@ -348,7 +348,7 @@ def how_it_fails(row: pd.Series, part: str, substrates: list[str]) -> str:
 def bullet(row: pd.Series, results: str, substrates: list[str]) -> str:
     """'- [id](results/claims/id.svg): "its wording" (its direction's verdicts by substrate)'."""
     return (f'- [{row["id"]}]({results}/claims/{row["id"]}.svg): "{row["claim"]}" '
-            f'({how_it_fails(row, "direction", substrates)})')
+            f'({by_substrate(row, "direction", substrates)})')
 
 
 def listed(names: list[str]) -> str:
@@ -380,8 +380,9 @@ def answer(table: pd.DataFrame, substrates: list[str], results: str = '..',
            waiting: pd.Series | None = None) -> list[str]:
     """The answer in plain sentences, from the classes of the chapter's claims (calibration targets apart): what holds
     on every substrate, what fails on every one and what holds on some and fails on others (each with its wording,
-    its figure and its verdict on each substrate), what stays open, and what the sizes show; results: the results folder, relative to the page; waiting: awaiting_claims (a
-    recommendation all of whose claims await their runs is listed as such)."""
+    its figure and its verdict on each substrate), what stays open, and what the sizes show; results: the results
+    folder, relative to the page; waiting: awaiting_claims (a recommendation all of whose claims await their runs is
+    listed as such)."""
     chapter = table[table['group'] == 'chapter']
     direction, size = chapter[chapter['direction class'] != ''], chapter[chapter['size class'] != '']
     classes = {part: frame[f'{part} class'].value_counts() for part, frame in (('direction', direction),
