@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 from agentrl.files import with_manifest, write_folder
+from analysis.ledger.claims import REPEATS
+from analysis.ledger.verdicts import UNTESTED
 from analysis.pages import substrates
 from analysis.records.records import parquet_bytes
 from analysis.pages.substrates import (ANSWER_END, ANSWER_START, Judged, across, advice, answer, class_counts,
@@ -65,6 +67,20 @@ def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
         'general': 0, 'substrate-dependent': 1, 'fails everywhere': 0, 'open': 0}
     assert counts.loc[("the literature's", 'direction')].to_dict() == {
         'general': 0, 'substrate-dependent': 0, 'fails everywhere': 0, 'open': 1}
+
+
+def test_a_claim_whose_test_on_a_substrate_is_another_claims_takes_its_verdict_there():
+    """On larger, claim g's inputs resolve to claim a's runs: its ledger row is untested with a note naming a, and
+    the page judges the one finding once, as a."""
+    with_twin = judged()
+    for name, frame in ledgers().items():
+        twin = dict(id='g', part='direction', group='chapter', source='T6 (8.3)', claim='claim g',
+                    verdict=UNTESTED if name == 'larger' else 'inconclusive',
+                    note=REPEATS.format('a') if name == 'larger' else '')
+        with_twin[name] = Judged(pd.concat([frame, pd.DataFrame([twin])], ignore_index=True), 'done')
+    table = across(with_twin, ADVICE).set_index('id')
+    assert list(table.loc['g', ['direction: tinyagent', 'direction: larger', 'direction: longer']]) == [
+        'inconclusive', 'reproduced', 'inconclusive']
 
 
 def test_the_figure_draws_claims_against_substrates_with_a_title_and_a_legend_naming_the_verdicts(tmp_path):

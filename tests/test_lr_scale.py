@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.ledger.chapter import Context, at_scale, load_chapter
+from analysis.ledger.claims import claim_inputs, ledger, load_claims, repeats
+from analysis.ledger.verdicts import UNTESTED
+from analysis.stats.metrics import TRAIN
 from analysis.stats.lr_scale import CHAPTER_LR, chosen, scale_table
 from workflow.design import PUBLISHED_DESIGNS, expand_design, load_design
 
@@ -50,6 +54,32 @@ def test_a_claims_rate_is_in_the_chapters_units_scaled_to_the_substrate():
     assert at_scale({'lr': 3e-4}, ctx, unscaled=True) == {'lr': 3e-4}
     assert at_scale({'epochs': 8}, ctx) == {'epochs': 8}
     assert context(CHAPTER_LR).lr_scale == 1.0 and at_scale({'lr': 5e-4}, context(CHAPTER_LR)) == {'lr': 5e-4}
+
+
+def study_context(baseline_lr: float) -> Context:
+    """Paired pass rates of 12 seeds: the baseline, the study's 3e-4, and lr 1e-4 (the chapter's 5e-4 at s = 0.2)."""
+    rates = {'baseline': baseline_lr, 'lr~0.0003': 3e-4, 'lr~0.0001': 1e-4, 'lr~0.0005': 5e-4}
+    rng = np.random.default_rng(0)
+    rows = [dict(table=TRAIN, row='', metric='pass_train', source=cell, seed=seed, value=rng.uniform(0.6, 1.0))
+            for cell in rates for seed in range(12)]
+    configs = {cell: {'lr': lr, 'epochs': 4} for cell, lr in rates.items()}
+    return Context(pd.DataFrame(rows), configs, 'baseline', load_chapter())
+
+
+def test_two_claims_whose_rates_a_scale_maps_to_one_cell_are_one_finding():
+    """At s = 0.2 the chapter's 5e-4 is the study's 1e-4: the later claim is the earlier one's finding, untested and
+    out of the family and the claims' inputs; at the chapter's rate both are tested."""
+    claims = {'claims': [c for c in load_claims()['claims']
+                         if c['id'] in ('study-lr3e-4-vs-5e-4-train', 'study-lr3e-4-vs-1e-4-train')]}
+    scaled = ledger(study_context(2e-4), claims).set_index('id')
+    assert scaled.loc['study-lr3e-4-vs-5e-4-train', 'verdict'] != UNTESTED
+    assert scaled.loc['study-lr3e-4-vs-1e-4-train', 'verdict'] == UNTESTED
+    assert "claim study-lr3e-4-vs-5e-4-train's" in scaled.loc['study-lr3e-4-vs-1e-4-train', 'note']
+    assert scaled.attrs['family'] == 2
+    assert repeats(scaled.reset_index()) == {'study-lr3e-4-vs-1e-4-train': 'study-lr3e-4-vs-5e-4-train'}
+    assert set(claim_inputs(study_context(2e-4), claims)['id']) == {'study-lr3e-4-vs-5e-4-train'}
+    at_chapter_rate = ledger(study_context(CHAPTER_LR), claims)
+    assert (at_chapter_rate['verdict'] != UNTESTED).all() and at_chapter_rate.attrs['family'] == 4
 
 
 def lr_ratios(design: dict) -> tuple[float, set[float]]:

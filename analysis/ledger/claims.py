@@ -8,6 +8,7 @@ numbers and no verdict. Deterministic checks (kind 'check') are listed apart and
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +34,7 @@ INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
 DIRECTION_SUFFIX = '-direction'
 DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
+REPEATS = "its test on this substrate is claim {}'s (its inputs are the same runs)"  # an untested claim's note
 
 
 def read_ledger(source: Path | bytes) -> pd.DataFrame:
@@ -198,6 +200,40 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
     return out
 
 
+WORDING = frozenset({'id', 'claim', 'source', 'registered', 'rules', 'revised', 'rationale', 'unprinted',
+                     'recommendation', 'finding', 'direction', 'direction_of', 'inputs'})  # no part of a claim's test
+
+
+def signature(claim: dict, found: list[Selected]) -> str:
+    """What decides a claim's test on a substrate: its part and group, every key but its wording and names
+    (WORDING), and its inputs as they resolve there (their labels, runs, per-seed values and printed values)."""
+    kept = sorted((k, repr(v)) for k, v in claim.items() if k not in WORDING)
+    inputs = [(f.label, f.groups, tuple(f.values.items()), f.chapter, f.exact) for f in found]
+    return repr((part(claim), group(claim), kept, inputs))
+
+
+def repeats(frame: pd.DataFrame) -> dict[str, str]:
+    """A ledger's claims whose test on its substrate is another claim's (resolved) -> that claim, by their notes."""
+    pattern = re.compile(re.escape(REPEATS).replace(re.escape('{}'), '(.+)'))
+    notes = frame.get('note', pd.Series('', index=frame.index)).fillna('').astype(str)
+    return {claim: found.group(1) for claim, note in zip(frame['id'], notes) if (found := pattern.fullmatch(note))}
+
+
+def resolved(ctx: Context, claims: list[dict]) -> list[list[Selected]]:
+    """Each claim's inputs resolved on ctx (samples), in order. A claim whose test on ctx is an earlier claim's
+    (signature: two of the chapter's rates that a learning-rate scale maps to one cell) is that claim's finding: its
+    inputs get a note naming it, so it is untested there and out of the family."""
+    found = [samples(c, ctx) for c in claims]
+    first = {}
+    for i, (claim, inputs) in enumerate(zip(claims, found)):
+        if any(f.note for f in inputs):
+            continue
+        earlier = first.setdefault(signature(claim, inputs), claim['id'])
+        if earlier != claim['id']:
+            found[i] = [replace(f, values=pd.Series(dtype=float), note=REPEATS.format(earlier)) for f in inputs]
+    return found
+
+
 def feeders(ctx: Context, claims: list[dict]) -> list[str]:
     """The run sources (trainer cells, experiments) whose seeds the claims' inputs read, sorted."""
     return sorted({group for c in claims for f in samples(c, ctx) for group in f.groups})
@@ -242,7 +278,7 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
-    found = [samples(c, ctx) for c in entries]
+    found = resolved(ctx, entries)
     diverged = diverged_seeds(ctx.values)
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
@@ -261,7 +297,8 @@ def claim_inputs(ctx: Context, claims: dict | None = None) -> pd.DataFrame:
     value."""
     claims = claims or load_claims(chapter=ctx.chapter)
     rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
-            for c in claims['claims'] for i, f in enumerate(samples(c, ctx)) if not f.note
+            for c, found in zip(claims['claims'], resolved(ctx, claims['claims'])) for i, f in enumerate(found)
+            if not f.note
             for seed, value in f.values.items()]
     return pd.DataFrame(rows, columns=INPUT_COLUMNS)
 
@@ -295,7 +332,8 @@ interval lies past the test's null. A claim is decided against it when the test 
 for it says), for it when only the test for it passes, and is **inconclusive** otherwise, with the seeds it would need
 for an 80% chance of a verdict at the same threshold if its further seeds land as its seeds so far did (`n_80`,
 grouped in `seeds_group`: at most 20, 40, 100, more; with the seeds at the ends of its share's 95% interval in
-`power_note`). A claim whose inputs have no runs is **untested**, with the reason. One word for one situation:
+`power_note`). A claim whose inputs have no runs, or whose test on the substrate is another claim's, is
+**untested**, with the reason. One word for one situation:
 
 | part | the test for it checks | the test against it checks | verdict |
 |---|---|---|---|
@@ -315,7 +353,9 @@ apart from its size with a smallest effect of 0: it can be reproduced, reversed 
 **One claim per finding.** Two parts with the same inputs and the same test are one claim, and so is a part that
 another claim implies (a monotone claim's first and last steps): a size claim whose direction another claim states
 names it in `claim` and has no `-direction` row of its own. A test compares the claims' per-seed values as well:
-no two claims of one part read the same numbers, under other names or in other units.
+no two claims of one part read the same numbers, under other names or in other units. On a substrate whose
+learning-rate scale maps two of the chapter's rates to one cell, a claim whose test there is an earlier claim's (the
+same runs, the same test) is that claim's finding: untested there, its note naming the claim.
 
 **The chapter's own numbers (the rounding rule).** A printed value stands for the interval of its last digit (0.925:
 0.9245 to 0.9255); every claim holds at every reading of the chapter's printed inputs within those intervals (a test
@@ -460,7 +500,7 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None, standing: str = ''
     deterministic checks."""
     claims = claims or load_claims()
     alpha = number(claims.get('alpha', DEFAULTS['alpha']))
-    judged = frame[~frame['group'].isin(['check', FINDING])]
+    judged = frame[~frame['group'].isin(['check', FINDING]) & (frame['verdict'] != UNTESTED)]
     rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))

@@ -42,7 +42,7 @@ from workflow.plan import seed_plan
 from workflow.state import record_rows
 
 from ..ledger.chapter import load_chapter, lr_scale_of
-from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
+from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger, repeats
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 from ..records.records import load_records
 from ..text import label, rerun_words, standing_words, to_markdown
@@ -80,7 +80,8 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
     per claim, index id, a size claim's derived direction folded onto it: per part and substrate its verdict,
     columns (part, substrate), NaN where a claim has no such part, `untested` on a substrate without a ledger; per
     claim its chapter section (or its group for a calibration target or a claim of the literature), group and
-    wording), in the claims file's order."""
+    wording), in the claims file's order. A claim whose test on a substrate is another claim's takes that claim's
+    verdict there (by_repeats)."""
     frames = []
     for name, frame in ((name, j.ledger) for name, j in judged.items() if j.ledger is not None):
         kept = frame[frame['group'].isin(['chapter', 'calibration', 'literature'])]
@@ -88,7 +89,7 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
         where = [section(source) if group == 'chapter' else group
                  for source, group in zip(kept['source'].astype(str), kept['group'])]
         frames.append(pd.DataFrame({'id': kept['id'].str.removesuffix(DIRECTION_SUFFIX), 'part': kept['part'],
-                                    'substrate': name, 'verdict': kept['verdict'],
+                                    'substrate': name, 'verdict': kept['id'].map(by_repeats(frame)),
                                     'section': where, 'group': kept['group'], 'derived': derived,
                                     'claim': kept['claim']}))
     if not frames:
@@ -103,6 +104,13 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
     order = list(dict.fromkeys(long['id']))  # the claims file's order
     about = long.sort_values('derived', kind='stable').drop_duplicates('id').set_index('id')
     return table.reindex(order), about[['section', 'group', 'claim']].reindex(order)
+
+
+def by_repeats(ledger: pd.DataFrame) -> dict[str, str]:
+    """A ledger's verdicts by claim, a claim whose test on its substrate is another claim's (claims.repeats) taking
+    that claim's verdict: one finding, judged once."""
+    verdicts, twins = dict(zip(ledger['id'], ledger['verdict'])), repeats(ledger)
+    return {claim: verdicts[twins.get(claim, claim)] for claim in verdicts}
 
 
 def classify(row: pd.Series) -> str:
