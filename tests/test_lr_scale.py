@@ -12,8 +12,8 @@ import pytest
 from analysis.ledger.chapter import Context, at_scale, load_chapter
 from analysis.ledger.claims import claim_inputs, ledger, load_claims, repeats
 from analysis.ledger.verdicts import UNTESTED
-from analysis.stats.metrics import TRAIN
 from analysis.stats.lr_scale import CHAPTER_LR, chosen, scale_table
+from analysis.stats.metrics import TRAIN
 from workflow.design import PUBLISHED_DESIGNS, expand_design, load_design
 
 REPO = Path(__file__).resolve().parents[1]
