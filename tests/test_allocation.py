@@ -163,6 +163,18 @@ def test_a_simulated_substrate_stays_within_its_budgets():
     assert set(found['candidate']) == set(budgets.CANDIDATES) and (found['decided'] > 0).all()
     spent = found.pivot(index='candidate', columns='budget', values='job_s')
     assert (spent.diff(axis=1).fillna(0) >= 0).all().all()  # a larger budget: a longer run of the same ledgers
+    stopped = found.pivot(index='candidate', columns='budget', values='stopped')
+    assert (stopped.loc['fixed'] == 0).all() and (stopped.diff(axis=1).fillna(0) >= 0).all().all()
+    assert stopped.max().max() <= 1 and stopped[max(budgets.BUDGETS)].drop('fixed').gt(0).all()
+
+
+def test_the_stopping_budget_is_the_smallest_from_the_first_at_which_every_substrate_stops():
+    shares = {('a', 1.0): 1.0, ('a', 1.5): 0.5, ('a', 2.0): 0.97, ('a', 3.0): 1.0,
+              ('b', 1.0): 1.0, ('b', 1.5): 0.96, ('b', 2.0): 0.94, ('b', 3.0): 0.99}
+    table = pd.DataFrame([dict(substrate=s, candidate='c', budget=b, stopped=v) for (s, b), v in shares.items()])
+    assert budgets.stopping_budget(table, 'c', 1.5) == 3.0
+    assert budgets.stopping_budget(table, 'c', 1.0) == 1.0
+    assert budgets.stopping_budget(table.assign(stopped=0.5), 'c', 1.5) is None
 
 
 def test_the_command_prints_the_table_and_the_winner(tmp_path, capsys):
@@ -172,5 +184,6 @@ def test_the_command_prints_the_table_and_the_winner(tmp_path, capsys):
     assert lines[0] == '| ' + ' | '.join(budgets.COLUMNS) + ' |'
     assert len([line for line in lines[2:] if line.startswith('| tinyagent |')]) == \
         len(budgets.CANDIDATES) * len(budgets.BUDGETS)
-    assert lines[-1].startswith('winner: ') and '10 ledgers a substrate' in lines[-1]
+    assert lines[-2].startswith('winner: ') and '10 ledgers a substrate' in lines[-2]
+    assert lines[-1].startswith('stops by itself in at least 95% of the ledgers on every substrate at: ')
     assert capsys.readouterr().out == out.read_text()

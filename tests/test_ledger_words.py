@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.ledger.claims import FINDING, derived, group, load_claims, part, read_ledger
+from analysis.ledger.claims import FINDING, derived, group, judged, load_claims, part, read_ledger
 from analysis.ledger.findings import same_findings
 from analysis.ledger.verdicts import UNTESTED, decide, on_chapter
 from analysis.records.records import claim_samples
@@ -56,22 +56,22 @@ def test_both_tests_passing_is_never_reproduced_and_short_of_the_claim_is_the_te
     short = 0
     for name, folder in SUBSTRATES.items():
         ledger, _, threshold = published(folder)
-        judged = ledger[~ledger['group'].isin(['check', FINDING]) & (ledger['verdict'] != 'untested')]
-        e, against = judged['e'].astype(float), judged['e_against'].astype(float)
-        directions = judged['part'] == 'direction'
-        decided_against = (against >= threshold) & (judged['n'] >= 3)
-        assert judged.loc[directions & decided_against, 'verdict'].isin(['short of the claim', 'reversed']).all(), name
-        assert (against[judged['verdict'] == 'reproduced'] < threshold).all(), name
-        assert (e[judged['verdict'] == 'reproduced'] >= threshold).all(), name
-        short += int((judged['verdict'] == 'short of the claim').sum())
+        rows = ledger[judged(ledger)]
+        e, against = rows['e'].astype(float), rows['e_against'].astype(float)
+        directions = rows['part'] == 'direction'
+        decided_against = (against >= threshold) & (rows['n'] >= 3)
+        assert rows.loc[directions & decided_against, 'verdict'].isin(['short of the claim', 'reversed']).all(), name
+        assert (against[rows['verdict'] == 'reproduced'] < threshold).all(), name
+        assert (e[rows['verdict'] == 'reproduced'] >= threshold).all(), name
+        short += int((rows['verdict'] == 'short of the claim').sum())
     assert short >= 1
 
 
 @pytest.mark.parametrize('substrate', SUBSTRATES)
 def test_no_two_claims_of_one_part_read_the_same_numbers(substrate):
     _, inputs, _ = published(SUBSTRATES[substrate])
-    judged = [c for c in CLAIMS['claims'] if group(c) not in ('check', FINDING)]
-    assert same_findings(judged, inputs, part) == []
+    statistical = [c for c in CLAIMS['claims'] if group(c) not in ('check', FINDING)]
+    assert same_findings(statistical, inputs, part) == []
 
 
 def test_the_duplicate_test_sees_a_finding_under_another_name():
@@ -111,9 +111,9 @@ def test_the_promise_counts_what_the_table_counts(substrate):
     verdicts, claims = map(int, re.search(r'over the (\d+) directions\s+and sizes of its (\d+) claims with a verdict',
                                           text).groups())
     ledger = read_ledger(folder / 'tables' / 'claims.csv')
-    statistical = ledger[~ledger['group'].isin(['check', FINDING])]
-    judged, untested = statistical[statistical['verdict'] != UNTESTED], statistical[statistical['verdict'] == UNTESTED]
-    assert verdicts == len(judged) and claims == int((~derived(judged)).sum())
+    with_verdict = ledger[judged(ledger)]
+    untested = ledger[~ledger['group'].isin(['check', FINDING]) & (ledger['verdict'] == UNTESTED)]
+    assert verdicts == len(with_verdict) and claims == int((~derived(with_verdict)).sum())
     rows = re.findall(r'^\| (the chapter\'s, all|calibration targets[^|]*|from the literature[^|]*) \| (\d+) \| (\d+) \|',
                       text, re.M)
     assert sum(int(c) for _, c, _ in rows) - int((~derived(untested)).sum()) == claims

@@ -15,7 +15,10 @@ greedy rule in steps of 5; every adaptive one from seeds 0 to INITIAL - 1 of eve
 
 `python -m analysis.ledger.budgets [--ledgers N] [--seed S] [--substrates ...] [--jobs N] [--quick] [--out FILE]`
 prints per substrate, candidate and budget the mean decided claims (decided_se: its Monte Carlo SE), the job-seconds
-spent and job-seconds per decided claim, then the winner by the registered rule and the budget it chooses.
+spent, job-seconds per decided claim and the share of ledgers in which the policy stops by itself (every claim
+decided, or none asking for seeds) within the budget; then the winner by the registered rule and the budget it
+chooses, and the budget at which the winner stops by itself (the second registered rule: results/measurements.md,
+"The budget that lets the policy stop").
 """
 from __future__ import annotations
 
@@ -50,8 +53,9 @@ CANDIDATES = {  # name -> (rule, step, batch as a multiple of the fixed design's
     'greedy, batch 0.5x': ('greedy', MAX, 0.5),
     'greedy in steps of 5, batch 0.25x': ('greedy in steps', 5, 0.25),
 }
+STOPPING = 0.95  # the share of ledgers, on every substrate, that must stop by the policy within the budget
 COLUMNS = ['substrate', 'candidate', 'budget', 'ledgers', 'decided', 'decided_se', 'job_s', 'job_s_per_decided',
-           'claims']
+           'stopped', 'claims']
 
 
 class Ledgers:
@@ -107,9 +111,10 @@ def held_array(ledgers: Ledgers, held: dict[str, int]) -> np.ndarray:
     return np.array([held[s] for s in ledgers.names])
 
 
-def play(ledgers: Ledgers, ledger: int, policy: Policy, budgets: list[float]) -> dict[float, tuple[int, float]]:
+def play(ledgers: Ledgers, ledger: int, policy: Policy,
+         budgets: list[float]) -> dict[float, tuple[int, float, bool]]:
     """One ledger under an adaptive policy: per budget (job-seconds) the claims decided and the job-seconds spent when
-    the policy stops within it."""
+    the policy stops within it, and whether it stopped by itself (allocation.Batch.stop) rather than by the budget."""
     held = {s: INITIAL for s in ledgers.names}
     spent, out = ledgers.prices.fixed(INITIAL), {}
     while len(out) < len(budgets):
@@ -118,11 +123,11 @@ def play(ledgers: Ledgers, ledger: int, policy: Policy, budgets: list[float]) ->
                            policy)
         for budget in (b for b in budgets if b not in out):
             if batch.stop:
-                out[budget] = (int(decided.sum()), spent)
+                out[budget] = (int(decided.sum()), spent, True)
             elif spent + batch.cost_s > budget:
                 cut = fit(batch, held, ledgers.prices, budget - spent)
                 out[budget] = (int(ledgers.look(ledger, held_array(ledgers, grown(held, cut)))[0].sum()),
-                               spent + cut.cost_s)
+                               spent + cut.cost_s, False)
         held, spent = grown(held, batch), spent + batch.cost_s
     return out
 
@@ -141,7 +146,7 @@ def rows(substrate: str, ledgers: int, seed: int) -> list[dict]:
     out = []
     for name, spec in CANDIDATES.items():
         if spec is None:
-            found = {b: [(int(sim.look(i, np.full(len(sim.names), seeds))[0].sum()), sim.prices.fixed(seeds))
+            found = {b: [(int(sim.look(i, np.full(len(sim.names), seeds))[0].sum()), sim.prices.fixed(seeds), False)
                          for i in range(ledgers)]
                      for b, seeds in zip(budgets, (min(round(FIXED_SEEDS * m), MAX) for m in BUDGETS))}
         else:
@@ -150,10 +155,11 @@ def rows(substrate: str, ledgers: int, seed: int) -> list[dict]:
             played = [play(sim, i, policy, budgets) for i in range(ledgers)]
             found = {b: [p[b] for p in played] for b in budgets}
         for multiple, b in zip(BUDGETS, budgets):
-            decided, spent = (np.array(v, dtype=float) for v in zip(*found[b]))
+            decided, spent, stopped = (np.array(v, dtype=float) for v in zip(*found[b]))
             out.append(dict(substrate=substrate, candidate=name, budget=multiple, ledgers=ledgers,
                             decided=decided.mean(), decided_se=decided.std(ddof=1) / math.sqrt(ledgers),
-                            job_s=spent.mean(), job_s_per_decided=spent.mean() / decided.mean(), claims=len(sim.ids)))
+                            job_s=spent.mean(), job_s_per_decided=spent.mean() / decided.mean(),
+                            stopped=stopped.mean(), claims=len(sim.ids)))
     return out
 
 
@@ -182,6 +188,13 @@ def winner(table: pd.DataFrame) -> tuple[str, float, str]:
     return chosen, enough[0], why
 
 
+def stopping_budget(table: pd.DataFrame, candidate: str, least: float) -> float | None:
+    """The second registered rule: the smallest budget, at least `least` (the first rule's), at which the candidate
+    stops by itself in at least STOPPING of the ledgers on every substrate; None where none does (no budget)."""
+    shares = table[table['candidate'] == candidate].pivot(index='substrate', columns='budget', values='stopped')
+    return next((b for b in BUDGETS if b >= least and (shares[b] >= STOPPING).all()), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The CLI (the module's header)."""
     parser = argparse.ArgumentParser(prog='python -m analysis.ledger.budgets', description=__doc__,
@@ -196,8 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     start, ledgers = time.perf_counter(), 10 if args.quick else args.ledgers
     table = simulate(ledgers, args.seed, tuple(args.substrates or ()) or None, args.jobs)
     chosen, budget, why = winner(table)
+    stopping = stopping_budget(table, chosen, budget)
+    stops = (f'{number(stopping)}x' if stopping is not None else 'none of them: no budget')
     text = (to_markdown(table) + f'\nwinner: {chosen}, budget {number(budget)}x ({why}). {ledgers} ledgers a '
-            f'substrate, seed {args.seed}, {args.jobs} processes: {time.perf_counter() - start:.0f} s.\n')
+            f'substrate, seed {args.seed}, {args.jobs} processes: {time.perf_counter() - start:.0f} s.\n'
+            f'stops by itself in at least {STOPPING:.0%} of the ledgers on every substrate at: {stops}.\n')
     print(text, end='')
     if args.out:
         write_text(args.out, text)

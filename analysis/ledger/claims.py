@@ -282,8 +282,8 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     diverged = diverged_seeds(ctx.values)
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
     first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
-    judged = [r for r in first if r['group'] not in ('check', FINDING) and r['verdict'] != UNTESTED]
-    e_values = [r['e'] for r in judged] + [r['e_against'] for r in judged]
+    family_rows = [r for r in first if r['group'] not in ('check', FINDING) and r['verdict'] != UNTESTED]
+    e_values = [r['e'] for r in family_rows] + [r['e_against'] for r in family_rows]
     rejected, threshold = ebh(e_values, alpha)
     rows = [evaluate(c, f, threshold, diverged) for c, f in zip(entries, found)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
@@ -437,6 +437,11 @@ def derived(frame: pd.DataFrame) -> pd.Series:
     return frame['id'].str.endswith(DIRECTION_SUFFIX)
 
 
+def judged(frame: pd.DataFrame) -> pd.Series:
+    """Which ledger rows are statistical claims with a verdict: not checks or findings, not untested."""
+    return ~frame['group'].isin(['check', FINDING]) & (frame['verdict'] != UNTESTED)
+
+
 def summary(frame: pd.DataFrame) -> str:
     """The verdict counts (count_table) and a paragraph on how they add up, the findings and the checks."""
     table = count_table(frame)
@@ -500,12 +505,13 @@ def markdown(frame: pd.DataFrame, claims: dict | None = None, standing: str = ''
     deterministic checks."""
     claims = claims or load_claims()
     alpha = number(claims.get('alpha', DEFAULTS['alpha']))
-    judged = frame[~frame['group'].isin(['check', FINDING]) & (frame['verdict'] != UNTESTED)]
+    with_verdict = frame[judged(frame)]
     rules = RULES.format(alpha=alpha, factor=number(claims.get('about_factor', DEFAULTS['about_factor'])),
                          z=number(claims.get('noise_z', DEFAULTS['noise_z'])),
                          high=number(claims.get('high_probability', DEFAULTS['high_probability'])))
     history = '\n'.join(f"- {entry['date']}: {' '.join(str(entry['what']).split())}" for entry in claims.get('rules', []))
-    lines = ['# Claims ledger', '', PROMISE.format(parts=len(judged), claims=int((~derived(judged)).sum()), alpha=alpha),
+    promise = PROMISE.format(parts=len(with_verdict), claims=int((~derived(with_verdict)).sum()), alpha=alpha)
+    lines = ['# Claims ledger', '', promise,
              *([standing, ''] if standing else []), summary(frame), '', rules,
              '**When the rules changed** (newest last):', '', history, '', *projections(frame)]
     for title, name in (('Claims of the chapter', 'chapter'), ('Claims from the literature', 'literature'),

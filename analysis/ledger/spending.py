@@ -24,8 +24,8 @@ from workflow.state import record_rows
 
 from ..text import to_markdown
 from .allocation import Prices
-from .claims import FINDING, read_ledger
-from .verdicts import DECIDED, UNTESTED
+from .claims import judged, read_ledger
+from .verdicts import DECIDED
 
 CORES = 2  # the hours column: this many cores
 
@@ -53,7 +53,7 @@ def look_rows(found: list[dict], prices: Prices) -> list[dict]:
 def decided(results_dir: str) -> tuple[int, int]:
     """The published ledger's (tables/claims.csv) statistical claims: (decided, all with a verdict: not untested)."""
     frame = read_ledger(Path(results_dir) / 'tables' / 'claims.csv')
-    statistical = frame[~frame['group'].isin(['check', FINDING]) & (frame['verdict'] != UNTESTED)]
+    statistical = frame[judged(frame)]
     return int(statistical['verdict'].isin(DECIDED).sum()), len(statistical)
 
 
