@@ -288,7 +288,7 @@ def progress(design: dict, folder: Path, ledger: bool) -> str:
 
 def seed_design(design: dict) -> str:
     """A design's seeds as a plan, in words: 'seeds 0-9' (a fixed design), 'batches of 10 from 12 up to 40 seeds'
-    (a staged one) or 'greedy batches of 0.25x from 5 up to 40 seeds, budget 1.5x' (a budgeted one)."""
+    (a staged one) or 'greedy batches of 0.25x from 5 up to 40 seeds, budget 3x' (a budgeted one)."""
     plan = seed_plan(design)
     if not plan.staged:
         seeds = plan.seeds
