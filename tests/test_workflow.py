@@ -242,8 +242,8 @@ def test_the_stages_and_jobs_are_bounded_by_max():
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     sources = len(expand_design(config)) + len(config['experiments'])
     plan = seed_plan(config)
-    assert plan.budgeted and plan.stages == 6  # the first stage (0.5 of the budget), 4 batches of 0.25 and one more
-    assert f"seeds per cell or experiment at each stage's look [5], then each its own; at most 6 stages and " \
+    assert plan.budgeted and plan.stages == 12  # the first stage (0.5 of the budget), 10 batches of 0.25 and one more
+    assert f"seeds per cell or experiment at each stage's look [5], then each its own; at most 12 stages and " \
         f"{sources * 40} run jobs ({sources} cells and experiments x 40 seeds)" in out, out
     assert seed_plan({'seeds': {'initial': 10, 'step': 7, 'max': 40}}).looks == (10, 17, 24, 31, 38, 40)
     assert seed_plan({'seeds': [3, 5]}).seeds_at(1) == [3, 5] and not seed_plan({'seeds': [3, 5]}).staged
