@@ -15,7 +15,7 @@ import yaml
 from agentrl.numerics import NUMERICS_VERSION, PROVENANCE_KEYS
 from analysis.stats.cells import axes, find_baseline, select
 from analysis.ledger.chapter import Context, chapter_tables, check_value, load_chapter, printed, resolve
-from analysis.ledger.claims import claim_inputs, evaluate, expand, group, ledger, load_claims, samples
+from analysis.ledger.claims import claim_inputs, evaluate, expand, group, judged, ledger, load_claims, samples
 from analysis.stats.compare import compare
 from analysis.pages.figures import figure_8_3, style
 from analysis.records.load import find_runs, load_runs
@@ -387,7 +387,7 @@ def test_the_ledger_corrects_across_claims_and_decide_recomputes_every_row(ctx):
     one every verdict is read at, and each row decided again alone at that threshold, from claim_inputs alone, gets
     the same verdict and e-values."""
     out = ledger(ctx)
-    tested = out[~out['group'].isin(['check', 'finding']) & (out['verdict'] != 'untested')]
+    tested = out[judged(out)]
     pooled = np.r_[tested['e'], tested['e_against']]  # one family: every e-value for and against
     rejected, threshold = ebh(pooled, 0.05)
     assert out.attrs['threshold'] == pytest.approx(threshold) and out.attrs['alpha'] == 0.05

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.ledger.claims import FINDING, load_claims, read_ledger
+from analysis.ledger.claims import judged, load_claims, read_ledger
 from analysis.ledger.verdicts import AGAINST, DIRECTION, SIGN_OF, to_scale
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,9 +70,8 @@ def agreement(folder: Path) -> dict[str, int]:
     'undecidable': the rows whose interval ends within the file's rounding of an edge."""
     ledger = read_ledger(folder / 'tables' / 'claims.csv')
     threshold = float(pd.read_csv(folder / 'tables' / 'family.csv')['threshold'].iloc[0])
-    judged = ledger[~ledger['group'].isin(['check', FINDING]) & (ledger['verdict'] != 'untested')]
     seen = {}
-    for row in judged.itertuples():
+    for row in ledger[judged(ledger)].itertuples():
         claim = BY_ID[row.id]
         if int(row.n) < claim['min_seeds']:
             assert row.verdict == 'inconclusive', row.id

@@ -13,7 +13,7 @@ import pandas as pd
 from test_workflow import TEST_CONFIG, TEST_RESULTS, copy_workdir, environment, snakemake, succeeded
 
 from analysis.ledger.chapter import Context
-from analysis.ledger.claims import feeders, load_claims, read_ledger
+from analysis.ledger.claims import feeders, judged, load_claims, read_ledger
 from analysis.records.load import load_runs
 
 CELL = 'baseline'
@@ -28,8 +28,7 @@ def promise(claims_md: Path) -> str:
 def evidence(folder: Path) -> pd.DataFrame:
     """The ledger's statistical claims with a test: n, e and e_against by id."""
     frame = read_ledger(folder / 'tables' / 'claims.csv').set_index('id')
-    tested = ~frame['group'].isin(['check', 'finding']) & (frame['verdict'] != 'untested')
-    return frame.loc[tested, ['n', 'e', 'e_against']]
+    return frame.loc[judged(frame), ['n', 'e', 'e_against']]
 
 
 def test_seeds_10_to_14_of_one_cell_change_its_claims_evidence_at_the_next_aggregation(parallel, tmp_path):

@@ -25,7 +25,7 @@ from checkout import copy_checkout
 from test_workflow import DEFAULT_CONFIG, REPO, TEST_CONFIG, TEST_RESULTS, environment, looks_basis
 
 from agentrl.numerics import NUMERICS_VERSION
-from analysis.ledger.claims import count_table, headline, load_claims, read_ledger
+from analysis.ledger.claims import count_table, headline, judged, load_claims, read_ledger
 from analysis.ledger.verdicts import DECIDED, decide
 from analysis.records.records import claim_samples, load_records, run_table
 from analysis.stats.eprocess import ebh
@@ -390,9 +390,9 @@ def test_the_published_ledger_across_substrates_is_that_of_the_published_ledgers
     """results/across/substrates.csv is what analysis.pages.substrates makes from every design's published ledger and
     records today."""
     monkeypatch.chdir(REPO)  # the designs' results folders are relative to the repository
-    judged = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
+    ledgers = read_substrates([str(path) for path in SUBSTRATE_DESIGNS])
     published = pd.read_csv(REPO / 'results' / 'across' / 'substrates.csv', keep_default_na=False)
-    pd.testing.assert_frame_equal(published, across(judged).fillna(''), check_dtype=False)
+    pd.testing.assert_frame_equal(published, across(ledgers).fillna(''), check_dtype=False)
 
 
 @pytest.mark.parametrize('design', SUBSTRATE_DESIGNS, ids=lambda path: path.stem)
@@ -406,13 +406,13 @@ def test_every_published_verdict_is_decided_again_from_its_claim_inputs(design):
     family = pd.read_csv(results / 'tables' / 'family.csv').iloc[0]
     threshold = float(family['threshold'])
     claims = {c['id']: c for c in load_claims()['claims']}
-    judged = ledger[~ledger['group'].isin(['check', 'finding']) & (ledger['verdict'] != 'untested')]
-    assert len(judged) >= 50 and judged['verdict'].isin(DECIDED).sum() >= 20
-    e_values = np.r_[judged['e'].to_numpy(float), judged['e_against'].to_numpy(float)]
+    with_verdict = ledger[judged(ledger)]
+    assert len(with_verdict) >= 50 and with_verdict['verdict'].isin(DECIDED).sum() >= 20
+    e_values = np.r_[with_verdict['e'].to_numpy(float), with_verdict['e_against'].to_numpy(float)]
     assert int(family['family']) == int(np.isfinite(e_values).sum())
     assert ebh(e_values, float(family['alpha']))[1] == pytest.approx(threshold, rel=1e-5)  # 6 digits of e per row
     assert int(family['rejections']) == int((e_values >= threshold).sum())
-    for row in judged.itertuples():
+    for row in with_verdict.itertuples():
         again = decide(claims[row.id], claim_samples(inputs, claims[row.id]), threshold, sensitivity=False,
                        power=False)
         assert (again['verdict'], again['n']) == (row.verdict, int(row.n)), row.id
