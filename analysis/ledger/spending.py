@@ -8,7 +8,8 @@ warmed critic for each seed of the PPO cells), its claims decided on those seeds
 max, and the batch it gives next. Per design: its runs and job-seconds; the published ledger's decided claims (it
 reads every seed the records hold, the design's and any other: its `runs read` and their job-seconds); job-seconds a
 decided claim on each; the fixed design's job-seconds; and the hours on 2 cores the job-seconds take at least (without
-the looks' barriers). Markdown on stdout, for results/measurements.md.
+the looks' barriers). Then the hours on 1, 2, 8 and 64 cores with the barriers (hours): each stage's runs in
+parallel, the stages one after another. Markdown on stdout, for results/measurements.md.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from .claims import judged, read_ledger
 from .verdicts import DECIDED
 
 CORES = 2  # the hours column: this many cores
+HOURS_CORES = (1, 2, 8, 64)  # the hours table's columns
 
 
 def looks(results_dir: str) -> list[dict]:
@@ -50,6 +52,37 @@ def look_rows(found: list[dict], prices: Prices) -> list[dict]:
             for look in found]
 
 
+def stages(found: list[dict]) -> list[tuple[dict[str, int], dict[str, int]]]:
+    """Each stage's (seeds held before it, runs it made per source): stage 1 the first look's seeds, then each look's
+    over the one before."""
+    held = [{}, *(look['seeds'] for look in found)]
+    return [(before, {s: n - before.get(s, 0) for s, n in after.items() if n > before.get(s, 0)})
+            for before, after in zip(held, held[1:])]
+
+
+def hours(found: list[dict], prices: Prices, cores: int) -> tuple[float, float]:
+    """Bounds on the hours the design's stages take on `cores` cores, one job a core, the stages one after another
+    (a stage starts when the look before it has named its runs): a stage of W job-seconds (its runs and critics)
+    whose longest run is L takes at least max(W / cores, L) and, with any greedy scheduler, at most
+    W / cores + (1 - 1 / cores) L (Graham's bound). The jobs outside the runs (the base agent, the looks) are left
+    out."""
+    low = high = 0.0
+    for before, made in stages(found):
+        work, longest = prices.cost(before, made) / cores, max((prices.runs[s] for s in made), default=0.0)
+        low, high = low + max(work, longest), high + work + (1 - 1 / cores) * longest
+    return low / 3600, high / 3600
+
+
+def hours_row(substrate: str, found: list[dict], prices: Prices) -> dict:
+    """A design's hours with the looks' barriers on each of HOURS_CORES ('at least to at most'), and without them."""
+    bounds = {cores: hours(found, prices, cores) for cores in HOURS_CORES}
+    spent = prices.cost({}, found[-1]['seeds'])
+    return {'substrate': substrate, 'stages': len(found),
+            **{f'{cores} core{"s" * (cores > 1)}': f'{low:.2f} to {high:.2f}' for cores, (low, high) in bounds.items()},
+            'without barriers: ' + ' / '.join(map(str, HOURS_CORES)) + ' cores':
+                ' / '.join(f'{spent / cores / 3600:.2f}' for cores in HOURS_CORES)}
+
+
 def decided(results_dir: str) -> tuple[int, int]:
     """The published ledger's (tables/claims.csv) statistical claims: (decided, all with a verdict: not untested)."""
     frame = read_ledger(Path(results_dir) / 'tables' / 'claims.csv')
@@ -66,8 +99,9 @@ def read_runs(results_dir: str, sources: set[str]) -> dict[str, int]:
     return held
 
 
-def design_row(path: str) -> tuple[dict, list[dict]]:
-    """A budgeted design's summary row and its looks' rows; a ValueError where it is not budgeted or has no look."""
+def design_row(path: str) -> tuple[dict, list[dict], dict]:
+    """A budgeted design's summary row, its looks' rows and its hours row; a ValueError where it is not budgeted or
+    has no look."""
     design = load_design(path)
     if not seed_plan(design).budgeted:
         raise ValueError(f'{path}: seeds {design["seeds"]!r} is not a budgeted design (seeds: {{initial, max, policy: '
@@ -90,7 +124,7 @@ def design_row(path: str) -> tuple[dict, list[dict]]:
            'decided (every seed)': f'{won} of {statistical}', 'job-s read a decided claim': round(read_s / max(won, 1)),
            'open within max': len(final['open']), 'beyond max': len(final['beyond_max']), 'stop': final['stop'],
            f'hours on {CORES} cores, at least': round(spent / CORES / 3600, 2)}
-    return row, look_rows(found, prices)
+    return row, look_rows(found, prices), hours_row(row['substrate'], found, prices)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,15 +133,18 @@ def main(argv: list[str] | None = None) -> int:
                         'published designs that are budgeted)')
     args = parser.parse_args(argv)
     paths = args.configfile or [p for p in PUBLISHED_DESIGNS if seed_plan(load_design(p)).budgeted]
-    rows = []
+    rows, hours_rows = [], []
     for path in paths:
         try:
-            row, per_look = design_row(path)
+            row, per_look, hours_of = design_row(path)
         except ValueError as error:
             raise SystemExit(str(error)) from None
         rows.append(row)
+        hours_rows.append(hours_of)
         print(f"**{row['substrate']}** ({path}), each look:\n\n{to_markdown(pd.DataFrame(per_look))}\n")
     print(to_markdown(pd.DataFrame(rows)))
+    print(f"\nHours with the looks' barriers (at least to at most), and without them:\n\n"
+          f"{to_markdown(pd.DataFrame(hours_rows))}")
     return 0
 
 
