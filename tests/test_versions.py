@@ -57,6 +57,16 @@ def test_a_claim_revised_after_its_verdict_is_named_revised_whatever_its_numbers
     assert compare(then, now.assign(revised=float('nan')))['why'].tolist() == ['the threshold moved']
 
 
+def test_a_decided_claim_now_judged_as_another_claim_is_named_so_not_fewer_seeds():
+    """At a scale that maps two of the chapter's rates to one cell, the later claim is untested, its `same_as` naming
+    the claim whose test it is: 0 seeds now, but not lost for want of seeds."""
+    then = ledger(('a', 'reproduced', 10, 1.2, 1.1, 1.3), ('b', 'reproduced', 10, 1.2, 1.1, 1.3))
+    now = ledger(('a', 'reproduced', 20, 1.2, 1.1, 1.3),
+                 ('b', 'untested', 0, float('nan'), float('nan'), float('nan'))).assign(same_as=['', 'a'])
+    assert compare(then, now)['why'].tolist() == ['', 'judged as another claim']
+    assert compare(then, now.assign(same_as=''))['why'].tolist() == ['', 'fewer seeds']
+
+
 def test_agreeing_estimates_judged_under_other_rules_changed_by_the_rules():
     """The same seeds and estimates, a verdict lost where the rules deciding every claim changed between the two
     ledgers (their `rules` dates differ): the rules changed; the same dates: the threshold moved."""

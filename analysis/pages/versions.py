@@ -6,6 +6,8 @@ and now, and for every change of verdict, which of its numbers moved.
     why      for a changed verdict, the first of these that its record or its numbers show:
                revised                  the claim was encoded again, or made a finding, or the rules that decide
                                         it changed, after the earlier ledger judged it (its `revised` field is new)
+               judged as another claim  the claim is untested now because its test on the substrate is another
+                                        claim's (its `same_as`): that claim's verdict is the finding's
                the numerics changed     the estimate moved (below) and the two ledgers' records are of other
                                         numerics versions: the runs differ in their bits
                the scale changed        the estimate moved and the two ledgers' runs are at other learning-rate
@@ -45,14 +47,14 @@ from workflow.design import PUBLISHED_DESIGNS, load_design, substrate_of
 
 from ..ledger.chapter import load_chapter, lr_scale_of
 from ..ledger.claims import read_ledger
-from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED
+from ..ledger.verdicts import AGAINST, CHECKS, SUPPORTED, UNTESTED
 from ..text import num, to_markdown
 
 DECIDED = SUPPORTED + AGAINST + CHECKS
 CHANGES = ('same', 'gained', 'lost', 'flipped', 'new', 'withdrawn')
-REASONS = ('revised', 'the numerics changed', 'the scale changed', 'the estimate moved', 'the rules changed',
-           'fewer seeds', 'more seeds', 'the threshold moved', 'the runs changed')
-KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised', 'rules')
+REASONS = ('revised', 'judged as another claim', 'the numerics changed', 'the scale changed', 'the estimate moved',
+           'the rules changed', 'fewer seeds', 'more seeds', 'the threshold moved', 'the runs changed')
+KEPT = ('id', 'verdict', 'n', 'estimate', 'ci_low', 'ci_high', 'revised', 'rules', 'same_as')
 
 
 def change(old, new) -> str:
@@ -82,6 +84,8 @@ def reason(row: pd.Series, numerics: bool = False, scale: bool = False) -> str:
         return 'the runs changed'
     if str(row['revised_now']) != str(row['revised_then']) and not pd.isna(row['revised_now']):
         return 'revised'
+    if row['verdict_now'] == UNTESTED and isinstance(row['same_as_now'], str) and row['same_as_now']:
+        return 'judged as another claim'
     old, new = row['estimate_then'], row['estimate_now']
     if np.isfinite(old) and np.isfinite(new) and not (inside(new, row['ci_low_then'], row['ci_high_then'])
                                                       and inside(old, row['ci_low_now'], row['ci_high_now'])):
