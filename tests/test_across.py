@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from agentrl.files import with_manifest, write_folder
-from analysis.ledger.claims import REPEATS
 from analysis.ledger.verdicts import UNTESTED
 from analysis.pages import substrates
 from analysis.records.records import parquet_bytes
@@ -34,7 +33,7 @@ VERDICTS = {  # per substrate, in ROWS order
 
 
 def ledgers() -> dict[str, pd.DataFrame]:
-    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v, claim=f'claim {i}')
+    return {name: pd.DataFrame([dict(id=i, part=p, group=g, source=s, verdict=v, claim=f'claim {i}', same_as='')
                                 for (i, p, g, s), v in zip(ROWS, verdicts)]) for name, verdicts in VERDICTS.items()}
 
 
@@ -70,13 +69,13 @@ def test_each_claim_is_judged_per_part_and_classified_over_the_substrates():
 
 
 def test_a_claim_whose_test_on_a_substrate_is_another_claims_takes_its_verdict_there():
-    """On larger, claim g's inputs resolve to claim a's runs: its ledger row is untested with a note naming a, and
+    """On larger, claim g's inputs resolve to claim a's runs: its ledger row is untested, naming a in `same_as`, and
     the page judges the one finding once, as a."""
     with_twin = judged()
     for name, frame in ledgers().items():
         twin = dict(id='g', part='direction', group='chapter', source='T6 (8.3)', claim='claim g',
                     verdict=UNTESTED if name == 'larger' else 'inconclusive',
-                    note=REPEATS.format('a') if name == 'larger' else '')
+                    same_as='a' if name == 'larger' else '')
         with_twin[name] = Judged(pd.concat([frame, pd.DataFrame([twin])], ignore_index=True), 'done')
     table = across(with_twin, ADVICE).set_index('id')
     assert list(table.loc['g', ['direction: tinyagent', 'direction: larger', 'direction: longer']]) == [

@@ -249,6 +249,25 @@ def test_a_cell_run_at_another_configuration_starts_its_records_afresh(design, t
     assert len(after.runs) == len(before.runs[before.runs['name'] != 'baseline']) + 1  # (named against the new one)
 
 
+def test_a_cell_of_a_new_scale_published_before_its_baseline_keeps_its_name(design, tmp_path):
+    """A run of lam~0.95 at a fifth of the rate added to records whose baseline is at the old rate (a design at a new
+    learning-rate scale, published half-way, before its baseline runs): the old baseline leaves, so the cell reads as
+    lam~0.95, not as renamed against the old baseline; the other cell's records stay as they are."""
+    rescaled = tmp_path / 'rescaled' / 'run.json'
+    rescaled.parent.mkdir()
+    run = json.loads((design / 'runs' / 'lam~0.95' / 'seed~0' / 'run.json').read_text())
+    run['config']['lr'] /= 5
+    rescaled.write_text(json.dumps(run))
+    result = analysis_cli('records', '--records', design / 'records', '--run-files', rescaled, '--out', tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    before, after = load_records(design / 'records'), load_records(tmp_path / 'records')
+    assert {'baseline', 'lam~0.95'} <= set(before.runs['name'])
+    assert after.runs.loc[after.runs['name'] == 'lam~0.95', 'seed'].tolist() == [0]
+    assert 'baseline' not in set(after.runs['name']) and after.configs['lam~0.95']['lr'] == run['config']['lr']
+    kept = before.runs[~before.runs['name'].isin(['baseline', 'lam~0.95'])]
+    assert len(after.runs) == len(kept) + 1 and set(kept['name']) <= set(after.runs['name'])
+
+
 def test_records_needs_runs_to_add(design, tmp_path):
     result = analysis_cli('records', '--records', design / 'records', '--out', tmp_path)
     assert result.returncode == 2 and 'records needs --run-files (and --records to add them to); not records' \

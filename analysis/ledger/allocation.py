@@ -33,7 +33,7 @@ from workflow.state import JobCosts, job_costs
 
 from ..stats.inference import DEFAULTS
 from .chapter import Context
-from .claims import FINDING, feeders
+from .claims import feeders, inconclusive
 
 RULES = tuple(POLICIES)  # a staged design's `seeds: {policy}` (workflow/plan.py)
 STOPS = ('decided', 'beyond max', 'budget spent')
@@ -120,16 +120,11 @@ class Batch:
     stop: str = ''
 
 
-def open_rows(frame: pd.DataFrame) -> pd.Series:
-    """Per row of a ledger frame: whether it is a statistical claim that is inconclusive."""
-    return ~frame['group'].isin(['check', FINDING]) & (frame['verdict'] == 'inconclusive')
-
-
 def asks(frame: pd.DataFrame, claims: list[dict], sources: Mapping[str, Iterable[str]]) -> list[Ask]:
     """The open claims of a ledger frame as the policy reads them; sources: claim id -> the sources it reads
     (claim_sources)."""
     least = {c['id']: c.get('min_seeds', DEFAULTS['min_seeds']) for c in claims}
-    rows = frame[open_rows(frame)]
+    rows = frame[inconclusive(frame)]
     return [Ask(i, int(n), float(n_80), least[i], tuple(sources[i]))
             for i, n, n_80 in zip(rows['id'], rows['n'], rows['n_80'].astype(float))]
 

@@ -8,7 +8,6 @@ numbers and no verdict. Deterministic checks (kind 'check') are listed apart and
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -29,11 +28,13 @@ FINDING = 'finding'
 COLUMNS = ['id', 'verdict', 'part', 'group', 'claim', 'source', 'kind', 'scale', 'test', 'paired', 'inputs', 'n',
            'diverged', 'numbers', 'estimate', 'ci_low', 'ci_high', 'interval', 'level', 'band_low', 'band_high', 'effect',
            'rationale', 'registered', 'rules', 'revised', 'e', 'e_against', 'n_80', 'seeds_group', 'power_note',
-           'fragile', 'sensitivity', 'note']
+           'fragile', 'sensitivity', 'note', 'same_as']
 INPUT_COLUMNS = ['id', 'input', 'seed', 'value']
 NULL = {'ratio': 1.0, 'difference': 0.0}  # an about-claim's X at which its two inputs are equal
 DIRECTION_SUFFIX = '-direction'
 DIRECTION_REGISTERED = '2026-12-02, by rule from its size claim'  # when direction_claim was written (issue 34)
+WORDING = frozenset({'id', 'claim', 'source', 'registered', 'rules', 'revised', 'rationale', 'unprinted',
+                     'recommendation', 'finding', 'direction', 'direction_of', 'inputs'})  # no part of a claim's test
 REPEATS = "its test on this substrate is claim {}'s (its inputs are the same runs)"  # an untested claim's note
 
 
@@ -200,10 +201,6 @@ def samples(claim: dict, ctx: Context) -> list[Selected]:
     return out
 
 
-WORDING = frozenset({'id', 'claim', 'source', 'registered', 'rules', 'revised', 'rationale', 'unprinted',
-                     'recommendation', 'finding', 'direction', 'direction_of', 'inputs'})  # no part of a claim's test
-
-
 def signature(claim: dict, found: list[Selected]) -> str:
     """What decides a claim's test on a substrate: its part and group, every key but its wording and names
     (WORDING), and its inputs as they resolve there (their labels, runs, per-seed values and printed values)."""
@@ -212,26 +209,20 @@ def signature(claim: dict, found: list[Selected]) -> str:
     return repr((part(claim), group(claim), kept, inputs))
 
 
-def repeats(frame: pd.DataFrame) -> dict[str, str]:
-    """A ledger's claims whose test on its substrate is another claim's (resolved) -> that claim, by their notes."""
-    pattern = re.compile(re.escape(REPEATS).replace(re.escape('{}'), '(.+)'))
-    notes = frame.get('note', pd.Series('', index=frame.index)).fillna('').astype(str)
-    return {claim: found.group(1) for claim, note in zip(frame['id'], notes) if (found := pattern.fullmatch(note))}
-
-
-def resolved(ctx: Context, claims: list[dict]) -> list[list[Selected]]:
-    """Each claim's inputs resolved on ctx (samples), in order. A claim whose test on ctx is an earlier claim's
-    (signature: two of the chapter's rates that a learning-rate scale maps to one cell) is that claim's finding: its
-    inputs get a note naming it, so it is untested there and out of the family."""
-    found = [samples(c, ctx) for c in claims]
-    first = {}
+def resolved(ctx: Context, claims: list[dict]) -> tuple[list[list[Selected]], list[str]]:
+    """Each claim's inputs resolved on ctx (samples), in order, and the earlier claim whose test on ctx each one's is
+    ('' for none). A claim whose test is an earlier claim's (signature: two of the chapter's rates that a learning-rate
+    scale maps to one cell) is that claim's finding: its inputs get a note naming it, so it is untested there and out
+    of the family."""
+    found, same_as, first = [samples(c, ctx) for c in claims], [''] * len(claims), {}
     for i, (claim, inputs) in enumerate(zip(claims, found)):
         if any(f.note for f in inputs):
             continue
         earlier = first.setdefault(signature(claim, inputs), claim['id'])
         if earlier != claim['id']:
+            same_as[i] = earlier
             found[i] = [replace(f, values=pd.Series(dtype=float), note=REPEATS.format(earlier)) for f in inputs]
-    return found
+    return found, same_as
 
 
 def feeders(ctx: Context, claims: list[dict]) -> list[str]:
@@ -278,14 +269,15 @@ def ledger(ctx: Context, claims: dict | None = None, alpha: float | None = None,
     claims = claims or load_claims(chapter=ctx.chapter)
     overrides = {k: v for k, v in dict(alpha=alpha, min_seeds=min_seeds).items() if v is not None}
     entries = [dict(c, **overrides) for c in claims['claims']]
-    found = resolved(ctx, entries)
+    found, same_as = resolved(ctx, entries)
     diverged = diverged_seeds(ctx.values)
     alpha = entries[0]['alpha'] if entries else DEFAULTS['alpha']
-    first = [evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)]
-    family_rows = [r for r in first if r['group'] not in ('check', FINDING) and r['verdict'] != UNTESTED]
-    e_values = [r['e'] for r in family_rows] + [r['e_against'] for r in family_rows]
+    first = pd.DataFrame([evaluate(c, f, sensitivity=False, power=False) for c, f in zip(entries, found)],
+                         columns=COLUMNS)
+    family = first[judged(first)]
+    e_values = [*family['e'], *family['e_against']]
     rejected, threshold = ebh(e_values, alpha)
-    rows = [evaluate(c, f, threshold, diverged) for c, f in zip(entries, found)]
+    rows = [dict(evaluate(c, f, threshold, diverged), same_as=twin) for c, f, twin in zip(entries, found, same_as)]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame.attrs.update(threshold=threshold, family=int(sum(1 for e in e_values if e == e)),
                        rejections=int(rejected.sum()), closed=closed_ebh(e_values, alpha), alpha=alpha)
@@ -297,7 +289,7 @@ def claim_inputs(ctx: Context, claims: dict | None = None) -> pd.DataFrame:
     value."""
     claims = claims or load_claims(chapter=ctx.chapter)
     rows = [dict(id=c['id'], input=i, seed=int(seed), value=float(value))
-            for c, found in zip(claims['claims'], resolved(ctx, claims['claims'])) for i, f in enumerate(found)
+            for c, found in zip(claims['claims'], resolved(ctx, claims['claims'])[0]) for i, f in enumerate(found)
             if not f.note
             for seed, value in f.values.items()]
     return pd.DataFrame(rows, columns=INPUT_COLUMNS)
@@ -355,7 +347,7 @@ another claim implies (a monotone claim's first and last steps): a size claim wh
 names it in `claim` and has no `-direction` row of its own. A test compares the claims' per-seed values as well:
 no two claims of one part read the same numbers, under other names or in other units. On a substrate whose
 learning-rate scale maps two of the chapter's rates to one cell, a claim whose test there is an earlier claim's (the
-same runs, the same test) is that claim's finding: untested there, its note naming the claim.
+same runs, the same test) is that claim's finding: untested there, its note and `same_as` naming the claim.
 
 **The chapter's own numbers (the rounding rule).** A printed value stands for the interval of its last digit (0.925:
 0.9245 to 0.9255); every claim holds at every reading of the chapter's printed inputs within those intervals (a test
@@ -437,9 +429,19 @@ def derived(frame: pd.DataFrame) -> pd.Series:
     return frame['id'].str.endswith(DIRECTION_SUFFIX)
 
 
+def statistical(frame: pd.DataFrame) -> pd.Series:
+    """Which ledger rows are statistical claims: not deterministic checks, not findings."""
+    return ~frame['group'].isin(['check', FINDING])
+
+
 def judged(frame: pd.DataFrame) -> pd.Series:
-    """Which ledger rows are statistical claims with a verdict: not checks or findings, not untested."""
-    return ~frame['group'].isin(['check', FINDING]) & (frame['verdict'] != UNTESTED)
+    """Which ledger rows are statistical claims with a verdict (not untested): the e-BH family."""
+    return statistical(frame) & (frame['verdict'] != UNTESTED)
+
+
+def inconclusive(frame: pd.DataFrame) -> pd.Series:
+    """Which ledger rows are statistical claims still open (inconclusive)."""
+    return statistical(frame) & (frame['verdict'] == 'inconclusive')
 
 
 def summary(frame: pd.DataFrame) -> str:
@@ -464,7 +466,7 @@ def summary(frame: pd.DataFrame) -> str:
 def projections(frame: pd.DataFrame) -> list[str]:
     """The family's threshold and level, and the open claims grouped by the seeds they are projected to need."""
     attrs = frame.attrs
-    open_claims = frame[~frame['group'].isin(['check', FINDING]) & (frame['verdict'] == 'inconclusive')]
+    open_claims = frame[inconclusive(frame)]
     groups = [dict(seeds=name, claims=int((open_claims['seeds_group'] == name).sum()),
                    ids=', '.join(open_claims.loc[open_claims['seeds_group'] == name, 'id']))
               for name in [*(name for _, name in SEEDS_GROUPS), 'more than 100']]

@@ -26,9 +26,9 @@ from __future__ import annotations
 from workflow.plan import FIXED_SEEDS, SeedPlan, check_budget, seed_span
 from workflow.state import JobCosts
 
-from .allocation import Ask, Batch, Policy, Prices, asks, claim_sources, next_batch, open_rows
+from .allocation import Ask, Batch, Policy, Prices, asks, claim_sources, next_batch
 from .chapter import Context
-from .claims import FINDING, ledger, load_claims
+from .claims import inconclusive, ledger, load_claims, statistical
 from .verdicts import DECIDED
 
 
@@ -43,13 +43,11 @@ def next_stage(ctx: Context, plan: SeedPlan, stage: int, costs: JobCosts | None 
         raise ValueError('a look of a budgeted design needs its cost table, and after stage 1 the look before')
     claims = claims or load_claims(chapter=ctx.chapter)
     frame = ledger(ctx, claims, alpha=alpha)
-    statistical = frame[~frame['group'].isin(['check', FINDING])]
-    unsettled = set(statistical.loc[open_rows(statistical), 'id'])
-    found = asks(statistical, claims['claims'],
-                 claim_sources(ctx, [c for c in claims['claims'] if c['id'] in unsettled]))
+    unsettled = set(frame.loc[inconclusive(frame), 'id'])
+    found = asks(frame, claims['claims'], claim_sources(ctx, [c for c in claims['claims'] if c['id'] in unsettled]))
     held = holding(ctx, plan)
     look = dict(stage=stage, seeds=held,
-                decided=statistical.loc[statistical['verdict'].isin(DECIDED), 'id'].tolist(),
+                decided=frame.loc[statistical(frame) & frame['verdict'].isin(DECIDED), 'id'].tolist(),
                 open=[a.id for a in found if a.target(plan.max_seeds) is not None],
                 beyond_max=[a.id for a in found if a.target(plan.max_seeds) is None])
     if not plan.budgeted:

@@ -42,7 +42,7 @@ from workflow.plan import seed_plan
 from workflow.state import record_rows
 
 from ..ledger.chapter import load_chapter, lr_scale_of
-from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger, repeats
+from ..ledger.claims import DIRECTION_SUFFIX, load_claims, read_ledger
 from ..ledger.verdicts import AGAINST, DIRECTION_VERDICTS, SIZE_VERDICTS, SUPPORTED, UNTESTED
 from ..records.records import load_records
 from ..text import label, rerun_words, standing_words, to_markdown
@@ -107,9 +107,10 @@ def outcomes(judged: dict[str, Judged]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def by_repeats(ledger: pd.DataFrame) -> dict[str, str]:
-    """A ledger's verdicts by claim, a claim whose test on its substrate is another claim's (claims.repeats) taking
+    """A ledger's verdicts by claim, a claim whose test on its substrate is another claim's (its `same_as`) taking
     that claim's verdict: one finding, judged once."""
-    verdicts, twins = dict(zip(ledger['id'], ledger['verdict'])), repeats(ledger)
+    verdicts = dict(zip(ledger['id'], ledger['verdict']))
+    twins = {claim: twin for claim, twin in zip(ledger['id'], ledger['same_as']) if isinstance(twin, str) and twin}
     return {claim: verdicts[twins.get(claim, claim)] for claim in verdicts}
 
 

@@ -180,7 +180,9 @@ def versions(revision: str, designs: list[str]) -> tuple[pd.DataFrame, pd.DataFr
 
 
 NOTE = ('A verdict **gained** was open then and is decided now, **lost** the other way, **flipped** decided both times '
-        'the other way. Why: **revised** where the claim was encoded again; **the numerics changed** or **the scale '
+        'the other way. Why: **revised** where the claim was encoded again; **judged as another claim** where it is '
+        'untested now because its test on the substrate is another claim\'s (its `same_as`); **the numerics changed** '
+        'or **the scale '
         'changed** where an estimate moved (below) and the two ledgers\' runs are of other numerics versions, or at '
         'other learning-rate scales; **the estimate moved** where either '
         'estimate lies outside the other\'s printed interval (the runs differ, not only in number); **the rules '

@@ -179,9 +179,14 @@ def with_runs(records: Runs, runs: Runs) -> Runs:
     """The records with runs added, every frame sorted as load_runs sorts it: a run replaces the record of its name
     and seed; the records of a numerics version the added runs are not of leave (no design continues from them:
     a republish under a new version starts its records afresh), and so do those of a cell the added runs give another
-    configuration (records hold one configuration a name: a cell rerun at a new learning-rate scale starts afresh)."""
+    configuration (records hold one configuration a name: a cell rerun at a new learning-rate scale starts afresh), and
+    the baseline's where an added cell is not named against it (a design at a new scale published before its baseline
+    is made again: its cells would read as renamed against the old baseline)."""
     other = records.runs[~records.runs['numerics_version'].isin(set(runs.runs['numerics_version']))]
     changed = {name for name, config in runs.configs.items() if records.configs.get(name, config) != config}
+    baseline = records.configs.get(BASELINE)
+    if baseline is not None and any(cell_name(config, baseline) != name for name, config in runs.configs.items()):
+        changed.add(BASELINE)
     remade = records.runs[records.runs['name'].isin(changed)]
     gone = [*zip(runs.runs['name'], runs.runs['seed']), *zip(other['name'], other['seed']),
             *zip(remade['name'], remade['seed'])]
