@@ -17,7 +17,7 @@ from test_workflow import REPO, TEST_RESULTS, environment
 from analysis.ledger.chapter import Context
 from analysis.ledger.claims import load_claims, samples
 from agentrl.files import with_manifest, write_folder
-from analysis.records.load import WHERE_COLUMNS, combine, load_runs
+from analysis.records.load import WHERE_COLUMNS, Runs, combine, load_runs
 from analysis.records.records import (claim_samples, load_options, load_records, parquet_bytes, parse_reuse,
                                       write_records)
 from analysis.ledger.verdicts import decide
@@ -231,18 +231,24 @@ def test_runs_of_a_new_numerics_version_start_the_records_afresh(design, tmp_pat
     assert set(after.summaries['name']) == {'baseline'} and all(set(t['seed']) == {0} for t in after.tables.values())
 
 
-def test_a_cell_run_at_another_configuration_starts_its_records_afresh(design, tmp_path):
-    """A run of a cell whose configuration changed (a new learning-rate scale, say) added to the records: every record
-    of that cell's old configuration leaves, whatever its seed, and the records say the new configuration; the other
-    cells' records stay."""
+def with_rescaled_run(design: Path, tmp_path: Path, cell: str) -> tuple[dict, Runs, Runs]:
+    """The design's records with the cell's seed 0 added at a fifth of its learning rate (`python -m analysis records`
+    into tmp_path): (that run's run.json, the records before, the records after)."""
     rescaled = tmp_path / 'rescaled' / 'run.json'
     rescaled.parent.mkdir()
-    run = json.loads((design / 'runs' / 'baseline' / 'seed~0' / 'run.json').read_text())
+    run = json.loads((design / 'runs' / cell / 'seed~0' / 'run.json').read_text())
     run['config']['lr'] /= 5
     rescaled.write_text(json.dumps(run))
     result = analysis_cli('records', '--records', design / 'records', '--run-files', rescaled, '--out', tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    before, after = load_records(design / 'records'), load_records(tmp_path / 'records')
+    return run, load_records(design / 'records'), load_records(tmp_path / 'records')
+
+
+def test_a_cell_run_at_another_configuration_starts_its_records_afresh(design, tmp_path):
+    """A run of a cell whose configuration changed (a new learning-rate scale, say) added to the records: every record
+    of that cell's old configuration leaves, whatever its seed, and the records say the new configuration; the other
+    cells' records stay."""
+    run, before, after = with_rescaled_run(design, tmp_path, 'baseline')
     assert len(before.runs[before.runs['name'] == 'baseline']) > 1
     assert after.runs.loc[after.runs['name'] == 'baseline', 'seed'].tolist() == [0]
     assert after.configs['baseline']['lr'] == run['config']['lr']
@@ -253,14 +259,7 @@ def test_a_cell_of_a_new_scale_published_before_its_baseline_keeps_its_name(desi
     """A run of lam~0.95 at a fifth of the rate added to records whose baseline is at the old rate (a design at a new
     learning-rate scale, published half-way, before its baseline runs): the old baseline leaves, so the cell reads as
     lam~0.95, not as renamed against the old baseline; the other cell's records stay as they are."""
-    rescaled = tmp_path / 'rescaled' / 'run.json'
-    rescaled.parent.mkdir()
-    run = json.loads((design / 'runs' / 'lam~0.95' / 'seed~0' / 'run.json').read_text())
-    run['config']['lr'] /= 5
-    rescaled.write_text(json.dumps(run))
-    result = analysis_cli('records', '--records', design / 'records', '--run-files', rescaled, '--out', tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    before, after = load_records(design / 'records'), load_records(tmp_path / 'records')
+    run, before, after = with_rescaled_run(design, tmp_path, 'lam~0.95')
     assert {'baseline', 'lam~0.95'} <= set(before.runs['name'])
     assert after.runs.loc[after.runs['name'] == 'lam~0.95', 'seed'].tolist() == [0]
     assert 'baseline' not in set(after.runs['name']) and after.configs['lam~0.95']['lr'] == run['config']['lr']
