@@ -3,14 +3,14 @@ barriers."""
 import pytest
 
 from analysis.ledger.allocation import Prices
-from analysis.ledger.spending import hours, hours_row, stages
+from analysis.ledger.spending import hours, hours_row, stage_runs
 
 PRICES = Prices({'a': 100.0, 'b': 10.0, 'x': 40.0}, critic_s=5.0, critical=frozenset({'a', 'b'}))
 LOOKS = [{'seeds': {'a': 2, 'b': 2, 'x': 2}}, {'seeds': {'a': 2, 'b': 4, 'x': 2}}]
 
 
 def test_each_stage_makes_the_runs_its_look_holds_beyond_the_look_before():
-    assert stages(LOOKS) == [({}, {'a': 2, 'b': 2, 'x': 2}), ({'a': 2, 'b': 2, 'x': 2}, {'b': 2})]
+    assert stage_runs(LOOKS) == [({}, {'a': 2, 'b': 2, 'x': 2}), ({'a': 2, 'b': 2, 'x': 2}, {'b': 2})]
 
 
 def test_the_hours_bound_each_stage_by_its_work_per_core_and_its_longest_run():

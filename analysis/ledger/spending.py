@@ -52,7 +52,7 @@ def look_rows(found: list[dict], prices: Prices) -> list[dict]:
             for look in found]
 
 
-def stages(found: list[dict]) -> list[tuple[dict[str, int], dict[str, int]]]:
+def stage_runs(found: list[dict]) -> list[tuple[dict[str, int], dict[str, int]]]:
     """Each stage's (seeds held before it, runs it made per source): stage 1 the first look's seeds, then each look's
     over the one before."""
     held = [{}, *(look['seeds'] for look in found)]
@@ -67,7 +67,7 @@ def hours(found: list[dict], prices: Prices, cores: int) -> tuple[float, float]:
     W / cores + (1 - 1 / cores) L (Graham's bound). The jobs outside the runs (the base agent, the looks) are left
     out."""
     low = high = 0.0
-    for before, made in stages(found):
+    for before, made in stage_runs(found):
         work, longest = prices.cost(before, made) / cores, max((prices.runs[s] for s in made), default=0.0)
         low, high = low + max(work, longest), high + work + (1 - 1 / cores) * longest
     return low / 3600, high / 3600
