@@ -482,18 +482,25 @@ def read_tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob('*')) if p.is_file()}
 
 
-def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tree, tmp_path):
+@pytest.fixture(scope='module')
+def aggregated(tree, tmp_path_factory) -> Path:
+    """The tree's runs aggregated by the command line (`python -m analysis aggregate`): its output folder."""
     from analysis.__main__ import main
+    out = tmp_path_factory.mktemp('aggregated')
     args = ['--runs', str(tree / 'runs'), '--experiments', str(tree / 'experiments')]
-    assert main(['aggregate', *args, '--out', str(tmp_path / 'a')]) == 0
-    first = read_tree(tmp_path / 'a')
+    assert main(['aggregate', *args, '--out', str(out)]) == 0
+    return out
+
+
+def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tree, aggregated, tmp_path):
+    first = read_tree(aggregated)
     names = list(CHAPTER['tables']) + ['cells', 'epochs', 'experiments', 'comparisons', 'chapter', 'claims', 'runs']
     tables = {f'tables/{t}.{ext}' for t in names for ext in ('md', 'csv')}
     figures = {f'figures/{f}.{ext}' for f in ['fig8_1', 'fig8_2', 'fig8_3', 'learning_curves', 'forest_algorithm',
                                               'forest_lam', 'forest_epochs', 'forest_target_kl', 'forest_value_clip',
                                               'claims']
                for ext in ('svg', 'png')}
-    ledger = pd.read_csv(tmp_path / 'a' / 'tables' / 'claims.csv')
+    ledger = pd.read_csv(aggregated / 'tables' / 'claims.csv')
     drawn = ledger[(ledger['group'] != 'check') & (ledger['verdict'] != 'untested')]['id']
     figures |= {f'claims/{claim}.svg' for claim in drawn}  # one figure per claim with values
     records = {f for f in first if f.startswith('records/')}
@@ -512,7 +519,7 @@ def test_aggregate_writes_everything_and_a_second_analysis_is_byte_identical(tre
     claims = load_claims()
     awaiting = 1 + len(claims['awaiting']) if claims['awaiting'] else 0
     assert first['claims.md'].decode().count('\n| ') == len(claims['claims']) + 5 + 6 + 3 + 5 + awaiting
-    cells = pd.read_csv(tmp_path / 'a' / 'tables' / 'cells.csv')
+    cells = pd.read_csv(aggregated / 'tables' / 'cells.csv')
     assert list(cells.columns) == ['metric', 'cell', 'n', 'mean', 'sd', 'ci_low', 'ci_high', 'pi_low', 'pi_high',
                                    'method', 'status', 'diverged']
     # a second analysis of the same run directories: the same bytes (figures: one with data, re-rendered)
@@ -576,9 +583,8 @@ def test_calibration_targets_are_counted_apart_from_the_evidence(ctx):
     assert to_markdown(count_table(frame)) in summary(frame)
 
 
-def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_figures(tree, tmp_path):
-    aggregate(load_runs(tree / 'runs', tree / 'experiments'), tmp_path)
-    index = (tmp_path / 'README.md').read_text()
+def test_the_results_index_opens_with_the_counts_the_headline_findings_and_the_figures(aggregated):
+    index = (aggregated / 'README.md').read_text()
     sections = [line for line in index.splitlines() if line.startswith('## ')]
     assert sections[:4] == ['## Claims', '## Headline findings', '## The evidence', '## Figures'], sections
     opening = index.split('## Headline findings')[1].split('## Figures')[0]
